@@ -1,0 +1,86 @@
+# ansible-accel: build, test, demo and benchmarks.  Everything it needs goes under .venv/ and
+# .cache/ in the repository (both git-ignored), so a fresh clone on a fresh machine works.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := test
+
+ROOT     := $(CURDIR)
+VENVS    := $(ROOT)/.venv
+CACHE    := $(ROOT)/.cache
+WHEELDIR := $(ROOT)/target/wheels
+
+# The three reference environments: interpreter, ansible-core version.
+CORE_311 := 2.19.14
+CORE_312 := 2.21.5
+CORE_313 := 2.22.0rc1
+
+find_python = $(or $(wildcard $(shell pyenv prefix $(1) 2>/dev/null)/bin/python$(2)),$(shell command -v python$(2)))
+PYTHON_311 := $(or $(shell command -v python3.11),$(shell command -v python3))
+PYTHON_312 := $(call find_python,3.12.1,3.12)
+PYTHON_313 := $(call find_python,3.13.0,3.13)
+
+PY ?= 3.12
+VENV_DEMO := $(VENVS)/py$(subst .,,$(PY))
+
+TEST_DEPS := pytest pytest-mock pytest-xdist hypothesis
+PIP_FLAGS := --disable-pip-version-check --quiet
+
+.PHONY: build venvs test test-rust test-py conformance demo bench lint fuzz clean
+
+# --- environments -------------------------------------------------------------------------
+
+$(VENVS)/py%/.ready:
+	@py="$(PYTHON_$*)"; core="$(CORE_$*)"; \
+	 [ -n "$$py" ] || { echo "no Python for py$* found (pyenv or PATH)"; exit 1; }; \
+	 echo "== creating $(VENVS)/py$* with $$py and ansible-core $$core"; \
+	 rm -rf "$(VENVS)/py$*"; "$$py" -m venv "$(VENVS)/py$*"; \
+	 "$(VENVS)/py$*/bin/pip" install $(PIP_FLAGS) --upgrade pip; \
+	 "$(VENVS)/py$*/bin/pip" install $(PIP_FLAGS) "ansible-core==$$core" $(TEST_DEPS) $(if $(filter 311,$*),maturin); \
+	 touch "$@"
+
+venvs: $(VENVS)/py311/.ready $(VENVS)/py312/.ready $(VENVS)/py313/.ready
+
+# --- build ---------------------------------------------------------------------------------
+
+# One abi3 wheel, built once with the 3.11 environment's maturin, installed in all three.
+build: $(VENVS)/py311/.ready
+	@rm -rf "$(WHEELDIR)"
+	"$(VENVS)/py311/bin/maturin" build --release --quiet -i "$(VENVS)/py311/bin/python" --out "$(WHEELDIR)"
+	@for v in 311 312 313; do \
+	   if [ -f "$(VENVS)/py$$v/.ready" ]; then \
+	     "$(VENVS)/py$$v/bin/pip" install $(PIP_FLAGS) --force-reinstall --no-deps "$(WHEELDIR)"/*.whl; \
+	   fi; \
+	 done
+
+# --- tests ---------------------------------------------------------------------------------
+
+test: venvs build test-rust test-py conformance
+
+test-rust:
+	cargo test --quiet
+
+test-py:
+	@for v in 311 312 313; do \
+	   echo "== pytest on py$$v"; \
+	   "$(VENVS)/py$$v/bin/python" -m pytest -q -p no:cacheprovider tests || exit $$?; \
+	 done
+
+conformance:
+	@for v in 311 312 313; do \
+	   "$(VENVS)/py$$v/bin/python" tests/conformance/run_conformance.py --cache "$(CACHE)" || exit $$?; \
+	 done
+
+demo: $(VENV_DEMO)/.ready build
+	"$(VENV_DEMO)/bin/python" tests/demo/run_demo.py
+
+bench: venvs build
+	"$(VENVS)/py312/bin/python" -m benches $(if $(QUICK),--quick)
+	"$(VENVS)/py313/bin/python" -m benches $(if $(QUICK),--quick)
+
+lint:
+	cargo clippy --quiet --all-targets -- -D warnings
+	cargo fmt --check
+
+clean:
+	rm -rf target .venv .cache bench-results

@@ -1,0 +1,190 @@
+"""Switching the accelerator on and off inside the installed ansible-core.
+
+Each hot path has an integration module under ``_integrations`` that, given the running
+ansible-core version, returns the patches it needs or raises ``Unavailable`` with a reason.
+``install()`` applies every available path's patches; ``uninstall()`` puts back the very
+objects that were there before (compared with ``is``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import os
+import re
+import threading
+import typing as t
+
+from . import _counters
+
+PATH_MODULES = {
+    "finder": "finder",
+    "payload": "payload",
+    "argspec": "argspec",
+    "masking": "masking",
+    "no_log": "no_log",
+    "bytecode": "bytecode",
+}
+
+SUPPORTED_TEXT = "2.19.x, 2.20.x, 2.21.x and 2.22.0 pre-releases"
+_MISSING = object()
+
+
+class Unavailable(Exception):
+    """A path cannot be switched on here; the message says why."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Patch:
+    """Replace ``owner.attr`` (a module or a class) with ``value``."""
+
+    owner: t.Any
+    attr: str
+    value: t.Any
+
+
+@dataclasses.dataclass
+class _Applied:
+    owner: t.Any
+    attr: str
+    original: t.Any  # the raw object from owner.__dict__, or _MISSING
+
+
+@dataclasses.dataclass
+class _PathState:
+    active: bool = False
+    reason: str | None = "not installed"
+    applied: list[_Applied] = dataclasses.field(default_factory=list)
+
+
+_lock = threading.RLock()
+_installed = False
+_paths: dict[str, _PathState] = {p: _PathState() for p in PATH_MODULES}
+_core_version: str | None = None
+_global_reason: str | None = None
+
+
+def core_version() -> str | None:
+    """The installed ansible-core's version, or None when it cannot be imported."""
+    try:
+        from ansible.release import __version__
+    except Exception:  # noqa: BLE001 - any import failure means "no usable ansible-core"
+        return None
+    return __version__
+
+
+def version_support(version: str | None) -> str | None:
+    """None when ``version`` is supported, else the reason it is not."""
+    if version is None:
+        return "ansible-core is not importable"
+    match = re.fullmatch(r"2\.(\d+)\.(\d+)(.*)", version)
+    if match:
+        minor, patch, rest = int(match[1]), int(match[2]), match[3]
+        if minor in (19, 20, 21) and re.fullmatch(r"((a|b|rc)\d+|\.dev\d+|\.post\d+)?", rest):
+            return None
+        if minor == 22 and patch == 0 and re.fullmatch(r"(a|b|rc)\d+|\.dev\d+", rest):
+            return None
+    return f"ansible-core {version} is not supported (supported: {SUPPORTED_TEXT})"
+
+
+def core_minor() -> tuple[int, int]:
+    """(major, minor) of the running ansible-core, for integrations choosing a signature."""
+    version = core_version() or "0.0"
+    major, minor = version.split(".")[:2]
+    return int(major), int(minor)
+
+
+def disabled_by_env() -> bool:
+    return os.environ.get("ANSIBLE_ACCEL", "").strip().lower() in ("0", "false", "no", "off")
+
+
+def _apply(patch: Patch) -> _Applied:
+    raw = vars(patch.owner).get(patch.attr, _MISSING)
+    setattr(patch.owner, patch.attr, patch.value)
+    return _Applied(patch.owner, patch.attr, raw)
+
+
+def _revert(applied: _Applied) -> None:
+    if applied.original is _MISSING:
+        delattr(applied.owner, applied.attr)
+    else:
+        setattr(applied.owner, applied.attr, applied.original)
+
+
+def install() -> dict:
+    """Switch on every available hot path; idempotent.  Returns ``status()``."""
+    global _installed, _core_version, _global_reason
+    with _lock:
+        if _installed:
+            return status()
+        _core_version = core_version()
+        _global_reason = "disabled by ANSIBLE_ACCEL=0" if disabled_by_env() else version_support(_core_version)
+        if _global_reason is not None:
+            for state in _paths.values():
+                state.active, state.reason = False, _global_reason
+            return status()
+        from . import _stats
+
+        _stats.activate()
+        for path, module_name in PATH_MODULES.items():
+            _install_path(path, module_name)
+        _installed = True
+        return status()
+
+
+def _install_path(path: str, module_name: str) -> None:
+    state = _paths[path]
+    try:
+        integration = importlib.import_module(f"{__package__}._integrations.{module_name}")
+        patches = integration.plan()
+    except Unavailable as ex:
+        state.active, state.reason = False, str(ex)
+        return
+    applied: list[_Applied] = []
+    try:
+        for patch in patches:
+            applied.append(_apply(patch))
+    except BaseException:
+        for item in reversed(applied):
+            _revert(item)
+        raise
+    state.active, state.reason, state.applied = True, None, applied
+    hook = getattr(integration, "after_install", None)
+    if hook is not None:
+        hook()
+
+
+def uninstall() -> dict:
+    """Put back every original object; idempotent.  Returns ``status()``."""
+    global _installed
+    with _lock:
+        for path, state in _paths.items():
+            if state.active:
+                integration = importlib.import_module(f"{__package__}._integrations.{PATH_MODULES[path]}")
+                hook = getattr(integration, "before_uninstall", None)
+                if hook is not None:
+                    hook()
+            for item in reversed(state.applied):
+                _revert(item)
+            state.active, state.reason, state.applied = False, "not installed", []
+        _installed = False
+        return status()
+
+
+def is_installed() -> bool:
+    return _installed
+
+
+def status() -> dict:
+    """What is switched on, why not where not, and the counters of this process."""
+    counts = _counters.snapshot()
+    version = _core_version if _installed else core_version()
+    result: dict = {
+        "ansible_core": version,
+        "supported": version_support(version) is None,
+        "installed": _installed,
+        "reason": _global_reason if not _installed else None,
+    }
+    for path, state in _paths.items():
+        result[path] = {"active": state.active, "reason": state.reason, **counts[path]}
+    return result

@@ -1,0 +1,114 @@
+"""The ``ansible-accel`` command: status, config, and running ansible commands accelerated."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+
+from . import _activation
+
+# ansible command name -> module under ansible.cli holding its main()
+ANSIBLE_COMMANDS = {
+    "ansible": "adhoc",
+    "ansible-playbook": "playbook",
+    "ansible-console": "console",
+    "ansible-galaxy": "galaxy",
+    "ansible-pull": "pull",
+    "ansible-inventory": "inventory",
+    "ansible-doc": "doc",
+}
+
+
+def format_status(report: dict) -> str:
+    lines = [
+        f"ansible-accel {_version()}",
+        f"ansible-core  {report['ansible_core'] or 'not importable'}"
+        f" ({'supported' if report['supported'] else 'not supported'})",
+        f"installed     {'yes' if report['installed'] else 'no'}"
+        + (f" ({report['reason']})" if report.get("reason") else ""),
+        "",
+        f"{'path':<10} {'active':<7} {'native':>8} {'fallback':>9}  reason / fallbacks",
+    ]
+    for path in _activation.PATH_MODULES:
+        info = report[path]
+        fallbacks = info["fallback"]
+        detail = info["reason"] or ", ".join(f"{k}: {v}" for k, v in sorted(fallbacks.items()))
+        lines.append(
+            f"{path:<10} {'yes' if info['active'] else 'no':<7} {info['native']:>8} "
+            f"{sum(fallbacks.values()):>9}  {detail}"
+        )
+    return "\n".join(lines)
+
+
+def config_lines() -> str:
+    plugin_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ansible_plugins", "callback")
+    return f"""\
+# ansible-accel: switch the accelerator on from ansible.cfg (execution environments, AWX).
+# The callback is loaded by the controller before any worker forks.  If you already set
+# callback_plugins or callbacks_enabled, add these values to your lists.
+[defaults]
+callback_plugins = {plugin_dir}
+callbacks_enabled = ansible_accel
+# ad-hoc `ansible` loads enabled callbacks only with this set:
+bin_ansible_callbacks = True
+
+# The same as environment variables:
+#   ANSIBLE_CALLBACK_PLUGINS={plugin_dir}
+#   ANSIBLE_CALLBACKS_ENABLED=ansible_accel
+#   ANSIBLE_LOAD_CALLBACK_PLUGINS=True
+"""
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+def run_ansible(command: str, args: list[str]) -> int:
+    """Run an ansible command in this process with the accelerator on; its exit code."""
+    _activation.install()
+    module = importlib.import_module(f"ansible.cli.{ANSIBLE_COMMANDS[command]}")
+    try:
+        module.main([command, *args])
+    except SystemExit as ex:
+        code = ex.code
+        if code is None:
+            return 0
+        if isinstance(code, int):
+            return code
+        print(code, file=sys.stderr)
+        return 1
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in ANSIBLE_COMMANDS:
+        return run_ansible(argv[0], argv[1:])
+    parser = argparse.ArgumentParser(
+        prog="ansible-accel",
+        description="Native hot paths for ansible-core. Also: ansible-accel "
+        + "|".join(ANSIBLE_COMMANDS) + " ARGS... runs that command accelerated.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    status_cmd = sub.add_parser("status", help="switch the accelerator on here and show what is active")
+    status_cmd.add_argument("--json", action="store_true", help="print status() as JSON")
+    sub.add_parser("config", help="print the ansible.cfg lines that switch the accelerator on")
+    options = parser.parse_args(argv)
+    if options.command == "status":
+        report = _activation.install()
+        print(json.dumps(report, indent=2, sort_keys=True) if options.json else format_status(report))
+        return 0
+    if options.command == "config":
+        print(config_lines(), end="")
+        return 0
+    parser.error(f"unknown command {options.command}")
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,13 @@
+//! ansible-accel: native engines for ansible-core's hot paths.
+//!
+//! Each engine is plain Rust with its own `cargo test` coverage; the pyo3 glue lives in
+//! `py/` behind the `python` feature and only converts and dispatches.
+
+pub mod argspec;
+pub mod finder;
+pub mod masking;
+pub mod nolog;
+pub mod payload;
+
+#[cfg(feature = "python")]
+mod py;

@@ -1,0 +1,7 @@
+//! Glue for the masking engine.
+
+use pyo3::prelude::*;
+
+pub fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+    Ok(())
+}
