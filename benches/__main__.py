@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 
@@ -19,7 +20,7 @@ def main() -> int:
 
     print(f"== benchmarks on ansible-core {__version__}, Python {sys.version.split()[0]}", flush=True)
     rows: list[_harness.Row] = []
-    for info in pkgutil.iter_modules(__path__ if False else [__file__.rsplit("/", 1)[0]]):
+    for info in pkgutil.iter_modules([os.path.dirname(os.path.abspath(__file__))]):
         if not info.name.startswith("bench_"):
             continue
         if options.only and info.name.removeprefix("bench_") not in options.only:
