@@ -37,8 +37,9 @@ def build_module_payload(module_name: str, compression: int, open_zip: t.Callabl
     from ansible._internal._ansiballz import _builder
     from ansible._internal._datatag._tags import Origin
     from ansible.executor import module_common
-    from ansible.plugins.loader import module_loader
+    from ansible.plugins.loader import init_plugin_loader, module_loader
 
+    init_plugin_loader()  # the collection loader, as every ansible CLI sets it up
     path = module_loader.find_plugin(module_name)
     assert path, module_name
     with open(path, "rb") as f:
