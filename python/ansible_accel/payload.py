@@ -14,6 +14,11 @@ carries on: the bytes stay the same either way.
 Deflate runs through the system zlib the interpreter's ``zlib`` module uses, with zipfile's
 parameters.  The first deflated archive checks that the native zlib gives the interpreter's
 bytes; where it does not, entries are compressed by the interpreter's ``zlib`` instead.
+
+Each entry is a deflate stream of its own, so the process remembers the streams of entries
+of 1 KiB and more (up to 64 MiB), keyed by content and reused only for byte-equal data:
+the module_utils every payload carries are deflated once per process.  ``cache_stats()``
+and ``clear_cache()`` look at and empty that cache.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ import zlib
 
 from . import _native
 
-__all__ = ["PayloadZipFile", "build_zip", "native_zlib_matches"]
+__all__ = ["PayloadZipFile", "build_zip", "cache_stats", "clear_cache", "native_zlib_matches"]
 
 ZIP_STORED = zipfile.ZIP_STORED
 ZIP_DEFLATED = zipfile.ZIP_DEFLATED
@@ -64,6 +69,17 @@ def build_zip(
         archive.writestr(info, data)
     archive.close()
     return buffer.getvalue()
+
+
+def cache_stats() -> dict[str, int]:
+    """The process's deflated-entry cache: lookups answered, lookups missed, bytes held."""
+    hits, misses, held = _native.payload_cache_stats()
+    return {"hits": hits, "misses": misses, "bytes": held}
+
+
+def clear_cache() -> None:
+    """Forget every remembered deflate stream (and the hit and miss counts)."""
+    _native.payload_cache_clear()
 
 
 def _zlib_probe() -> bytes:

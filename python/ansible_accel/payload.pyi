@@ -1,7 +1,7 @@
 import typing as t
 import zipfile
 
-__all__ = ["PayloadZipFile", "build_zip", "native_zlib_matches"]
+__all__ = ["PayloadZipFile", "build_zip", "cache_stats", "clear_cache", "native_zlib_matches"]
 
 ZIP_STORED: int
 ZIP_DEFLATED: int
@@ -12,6 +12,8 @@ def build_zip(
     compression: int,
 ) -> bytes: ...
 def native_zlib_matches() -> bool: ...
+def cache_stats() -> dict[str, int]: ...
+def clear_cache() -> None: ...
 
 class PayloadZipFile:
     fp: t.IO[bytes] | None

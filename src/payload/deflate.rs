@@ -6,35 +6,45 @@
 //! window, memLevel and strategy; level 6 is what zlib makes of Z_DEFAULT_COMPRESSION.  The
 //! same two phases are driven here, through the system zlib, so the stream is the same.
 
+use std::sync::Arc;
+
 use flate2::{Compress, Compression, FlushCompress, Status};
 
-use super::{Method, ZipError};
+use super::{cache, Method, ZipError};
 
 /// What zlib turns `Z_DEFAULT_COMPRESSION` into.
 const ZLIB_DEFAULT_LEVEL: u32 = 6;
 
 /// One entry's data ready to be written: its CRC, size, and the bytes to store (None when
-/// they are the data itself, for `ZIP_STORED`).
+/// they are the data itself, for `ZIP_STORED`; shared with the process cache otherwise).
 #[derive(Clone, Debug)]
 pub struct Compressed {
     pub crc: u32,
     pub file_size: u64,
-    pub deflated: Option<Vec<u8>>,
+    pub deflated: Option<Arc<Vec<u8>>>,
 }
 
 impl Compressed {
     /// The bytes that follow the local header.
     pub fn stored_bytes<'a>(&'a self, data: &'a [u8]) -> &'a [u8] {
-        self.deflated.as_deref().unwrap_or(data)
+        self.deflated.as_ref().map_or(data, |d| d.as_slice())
     }
 }
 
-/// CRC-32 and compressed bytes of `data` for `method`.
+/// CRC-32 and compressed bytes of `data` for `method` (deflated streams from the process
+/// cache when the same data was deflated before).
 pub fn compress_entry(method: Method, data: &[u8]) -> Result<Compressed, ZipError> {
     let crc = crc32fast::hash(data);
     let deflated = match method {
         Method::Stored => None,
-        Method::Deflated => Some(deflate_raw(data)?),
+        Method::Deflated => Some(match cache::lookup(crc, data) {
+            Some(stream) => stream,
+            None => {
+                let stream = Arc::new(deflate_raw(data)?);
+                cache::remember(crc, data, &stream);
+                stream
+            }
+        }),
     };
     Ok(Compressed {
         crc,
@@ -43,8 +53,8 @@ pub fn compress_entry(method: Method, data: &[u8]) -> Result<Compressed, ZipErro
     })
 }
 
-/// Raw deflate of `data`, fed as zipfile feeds it.
-fn deflate_raw(data: &[u8]) -> Result<Vec<u8>, ZipError> {
+/// Raw deflate of `data` by zlib, fed as zipfile feeds it (never from the cache).
+pub fn deflate_raw(data: &[u8]) -> Result<Vec<u8>, ZipError> {
     let mut compressor = Compress::new(Compression::new(ZLIB_DEFAULT_LEVEL), false);
     let mut out: Vec<u8> = Vec::with_capacity(data.len() / 3 + 64);
     let err = |e: flate2::CompressError| ZipError::Deflate(e.to_string());

@@ -9,6 +9,7 @@
 //!
 //! Errors carry enough for the glue to raise what zipfile would raise (see [`ZipError`]).
 
+pub mod cache;
 mod deflate;
 mod entry;
 mod writer;
@@ -16,7 +17,7 @@ mod writer;
 #[cfg(test)]
 mod tests;
 
-pub use deflate::{compress_entry, Compressed};
+pub use deflate::{compress_entry, deflate_raw, Compressed};
 pub use entry::{sanitize_name, EntryInfo, ExtraStripStyle};
 pub use writer::{build_zip, Limits, WrittenEntry, ZipWriter};
 

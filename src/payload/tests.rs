@@ -238,11 +238,45 @@ fn stored_and_deflated_entries_round_trip_through_zlib() {
     let mut inflated = Vec::with_capacity(data.len());
     flate2::Decompress::new(false)
         .decompress_vec(
-            compressed.deflated.as_deref().unwrap(),
+            compressed.deflated.as_deref().unwrap().as_slice(),
             &mut inflated,
             flate2::FlushDecompress::Finish,
         )
         .unwrap();
     assert_eq!(inflated, data);
     assert_eq!(compressed.crc, crc32fast::hash(&data));
+}
+
+#[test]
+fn the_cache_answers_only_for_equal_data() {
+    let mut cache = cache::DeflateCache::new(1 << 20);
+    let stream = std::sync::Arc::new(vec![1u8, 2, 3]);
+    let data = text(2000);
+    cache.insert(7, &data, &stream);
+    assert_eq!(cache.get(7, &data).as_deref(), Some(&vec![1u8, 2, 3]));
+    // Same key (CRC, length), other bytes: a miss, never the other data's stream.
+    let mut other = data.clone();
+    other[0] ^= 1;
+    assert_eq!(cache.get(7, &other), None);
+    assert_eq!(cache.stats(), cache::CacheStats { hits: 1, misses: 1, bytes: 2003 });
+}
+
+#[test]
+fn the_cache_keeps_to_its_budget() {
+    let mut cache = cache::DeflateCache::new(3000);
+    let stream = std::sync::Arc::new(vec![0u8; 100]);
+    cache.insert(1, &text(2000), &stream);
+    cache.insert(2, &text(2001), &stream);
+    assert_eq!(cache.stats().bytes, 2100);
+    assert_eq!(cache.get(2, &text(2001)), None);
+}
+
+#[test]
+fn a_cached_entry_is_the_stream_zlib_gives() {
+    let data = noise(50_000, 11);
+    let first = compress_entry(Method::Deflated, &data).unwrap();
+    let second = compress_entry(Method::Deflated, &data).unwrap();
+    let fresh = deflate_raw(&data).unwrap();
+    assert_eq!(first.deflated.as_deref(), Some(&fresh));
+    assert_eq!(second.deflated.as_deref(), Some(&fresh));
 }

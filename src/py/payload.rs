@@ -4,6 +4,7 @@
 use std::collections::HashSet;
 use std::ffi::CString;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
 
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyUserWarning, PyValueError};
 use pyo3::prelude::*;
@@ -15,6 +16,8 @@ use crate::payload::{self, EntryInfo, ExtraStripStyle, Limits, Method, WrittenEn
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(payload_build_zip, m)?)?;
     m.add_function(wrap_pyfunction!(payload_deflate, m)?)?;
+    m.add_function(wrap_pyfunction!(payload_cache_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(payload_cache_clear, m)?)?;
     m.add_class::<PayloadZipWriter>()?;
     Ok(())
 }
@@ -196,12 +199,25 @@ fn payload_build_zip(
 /// so the Python side can check this zlib against the interpreter's once.
 #[pyfunction]
 fn payload_deflate(py: Python<'_>, data: PyBackedBytes) -> PyResult<Py<PyBytes>> {
-    let compressed = without_gil(py, || payload::compress_entry(Method::Deflated, &data))?;
-    Ok(PyBytes::new(py, compressed.deflated.as_deref().unwrap_or_default()).unbind())
+    let deflated = without_gil(py, || payload::deflate_raw(&data))?;
+    Ok(PyBytes::new(py, &deflated).unbind())
 }
 
 /// What `writestr` sets on a `ZipInfo`, in the order `PayloadZipWriter.add` returns it.
 type WrittenFields = (u64, u32, u64, u64, i64, i64, i64, i64);
+
+/// `payload_cache_stats() -> (hits, misses, bytes)` of the process's deflated-entry cache.
+#[pyfunction]
+fn payload_cache_stats() -> (u64, u64, usize) {
+    let stats = payload::cache::stats();
+    (stats.hits, stats.misses, stats.bytes)
+}
+
+/// `payload_cache_clear()`: forget every deflated entry (cold runs in tests and benchmarks).
+#[pyfunction]
+fn payload_cache_clear() {
+    payload::cache::clear();
+}
 
 /// The archive behind `ansible_accel.payload.PayloadZipFile`: one `add` per `writestr`, with
 /// the `ZipInfo` fields read by the Python side; `finish` for `close()`.
@@ -280,7 +296,7 @@ impl PayloadZipWriter {
                     let compressed = payload::Compressed {
                         crc,
                         file_size: bytes.len() as u64,
-                        deflated: Some(deflated.to_vec()),
+                        deflated: Some(Arc::new(deflated.to_vec())),
                     };
                     writer.add_compressed(info, bytes, &compressed)
                 }

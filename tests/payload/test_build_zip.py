@@ -163,3 +163,19 @@ def test_native_zlib_is_the_interpreters():
     # The check every deflated archive relies on; on this machine it must hold, or the
     # deflated archives above were written through the interpreter's zlib.
     assert payload.native_zlib_matches()
+
+
+def test_deflated_entries_are_reused_only_for_equal_data(reference):
+    payload.clear_cache()
+    big = b"import os\n" * 500
+    entries = [("a.py", big), ("b.py", big + b"#"), ("small", b"tiny")]
+    first = payload.build_zip(entries, (2024, 1, 1, 0, 0, 0), zipfile.ZIP_DEFLATED)
+    assert payload.cache_stats()["misses"] == 2 and payload.cache_stats()["hits"] == 0  # "small" is not cached
+    again = payload.build_zip([*entries, ("c.py", big)], (2024, 1, 1, 0, 0, 0), zipfile.ZIP_DEFLATED)
+    stats = payload.cache_stats()
+    assert (stats["hits"], stats["misses"]) == (3, 2)
+    assert stats["bytes"] > 2 * len(big)
+    assert first == reference(entries, (2024, 1, 1, 0, 0, 0), zipfile.ZIP_DEFLATED)
+    assert again == reference([*entries, ("c.py", big)], (2024, 1, 1, 0, 0, 0), zipfile.ZIP_DEFLATED)
+    payload.clear_cache()
+    assert payload.cache_stats() == {"hits": 0, "misses": 0, "bytes": 0}
