@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import functools
 import io
+import os
+import stat
 import sys
 import time
 import typing as t
@@ -34,7 +36,7 @@ import zlib
 
 from . import _native
 
-__all__ = ["PayloadZipFile", "build_zip", "cache_stats", "clear_cache", "native_zlib_matches"]
+__all__ = ["PayloadZipFile", "build_zip", "cache_stats", "clear_cache", "native_zlib_matches", "private_cache_dir"]
 
 ZIP_STORED = zipfile.ZIP_STORED
 ZIP_DEFLATED = zipfile.ZIP_DEFLATED
@@ -45,6 +47,8 @@ def build_zip(
     entries: t.Iterable[tuple[str, bytes | bytearray | str]],
     date_time: t.Sequence[int],
     compression: int,
+    *,
+    cache_dir: str | os.PathLike[str] | None = None,
 ) -> bytes:
     """The zip archive of ``entries``, byte for byte what zipfile writes for them.
 
@@ -55,10 +59,12 @@ def build_zip(
     before 1980 raises ``ValueError``, parts that do not fit the DOS fields raise
     ``struct.error``, both as zipfile does.  ``compression``: ``zipfile.ZIP_STORED`` or
     ``ZIP_DEFLATED`` (native); ``ZIP_BZIP2`` and ``ZIP_LZMA`` are written by zipfile itself;
-    anything else raises zipfile's ``NotImplementedError``.
+    anything else raises zipfile's ``NotImplementedError``.  ``cache_dir``: a directory private
+    to this user and run where deflated entries are shared with other processes (see
+    :func:`private_cache_dir`).
     """
     if compression in _NATIVE_METHODS and (compression == ZIP_STORED or native_zlib_matches()):
-        return _native.payload_build_zip(entries, date_time, compression)
+        return _native.payload_build_zip(entries, date_time, compression, cache_dir)
     zipfile._check_compression(compression)  # zipfile's own error for unknown methods
     buffer = io.BytesIO()
     archive: PayloadZipFile | zipfile.ZipFile
@@ -72,14 +78,30 @@ def build_zip(
 
 
 def cache_stats() -> dict[str, int]:
-    """The process's deflated-entry cache: lookups answered, lookups missed, bytes held."""
-    hits, misses, held = _native.payload_cache_stats()
-    return {"hits": hits, "misses": misses, "bytes": held}
+    """The process's deflated-entry cache (lookups answered, missed, bytes held) and the
+    streams taken from a shared ``cache_dir``."""
+    hits, misses, held, disk_hits = _native.payload_cache_stats()
+    return {"hits": hits, "misses": misses, "bytes": held, "disk_hits": disk_hits}
 
 
 def clear_cache() -> None:
-    """Forget every remembered deflate stream (and the hit and miss counts)."""
+    """Forget every remembered deflate stream (and zero the counts); files in a
+    ``cache_dir`` stay."""
     _native.payload_cache_clear()
+
+
+def private_cache_dir(parent: str | os.PathLike[str]) -> str | None:
+    """The directory under ``parent`` for deflated entries shared between processes, or None
+    when ``parent`` is not a directory private to this user (mode 0700, owned by us): a
+    stream read from there goes into payloads, so only the user's own processes may write it.
+    Named after the zlib in use, whose streams it holds."""
+    try:
+        info = os.stat(parent)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        return None
+    return os.path.join(parent, f"ansible_accel_deflate_zlib{zlib.ZLIB_RUNTIME_VERSION}")
 
 
 def _zlib_probe() -> bytes:
@@ -109,7 +131,8 @@ def _interpreter_deflate(data: bytes, level: int | None) -> tuple[int, bytes]:
 
 class PayloadZipFile:
     """``zipfile.ZipFile(fp, mode='w', compression=compression)`` for an empty, seekable
-    ``fp`` at position 0 (a fresh ``BytesIO``), written natively.
+    ``fp`` at position 0 (a fresh ``BytesIO``), written natively.  ``cache_dir`` as for
+    :func:`build_zip`.
 
     ``writestr``, ``close``, ``namelist``, ``infolist``, ``getinfo``, ``comment`` and the
     context manager behave as zipfile's, ``ZipInfo`` objects included (their CRC, sizes,
@@ -118,7 +141,7 @@ class PayloadZipFile:
     or lzma...) hands the archive over to a real ``ZipFile`` (see :meth:`hand_over`).
     """
 
-    def __init__(self, fp: t.IO[bytes], compression: int = ZIP_STORED) -> None:
+    def __init__(self, fp: t.IO[bytes], compression: int = ZIP_STORED, *, cache_dir: str | os.PathLike[str] | None = None) -> None:
         zipfile._check_compression(compression)
         if compression not in _NATIVE_METHODS:
             raise ValueError(f"PayloadZipFile writes ZIP_STORED or ZIP_DEFLATED, not {compression!r}")
@@ -132,7 +155,7 @@ class PayloadZipFile:
         self._comment = b""
         self._data: list[bytes] = []
         self._delegate: zipfile.ZipFile | None = None
-        self._writer = _native.PayloadZipWriter(zipfile.ZIP64_LIMIT, zipfile.ZIP_FILECOUNT_LIMIT, sys.version_info >= (3, 13))
+        self._writer = _native.PayloadZipWriter(zipfile.ZIP64_LIMIT, zipfile.ZIP_FILECOUNT_LIMIT, sys.version_info >= (3, 13), cache_dir)
 
     # -- what ansible-core uses -----------------------------------------------------------
 

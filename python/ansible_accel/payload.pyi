@@ -1,7 +1,8 @@
+import os
 import typing as t
 import zipfile
 
-__all__ = ["PayloadZipFile", "build_zip", "cache_stats", "clear_cache", "native_zlib_matches"]
+__all__ = ["PayloadZipFile", "build_zip", "cache_stats", "clear_cache", "native_zlib_matches", "private_cache_dir"]
 
 ZIP_STORED: int
 ZIP_DEFLATED: int
@@ -10,7 +11,10 @@ def build_zip(
     entries: t.Iterable[tuple[str, bytes | bytearray | str]],
     date_time: t.Sequence[int],
     compression: int,
+    *,
+    cache_dir: str | os.PathLike[str] | None = None,
 ) -> bytes: ...
+def private_cache_dir(parent: str | os.PathLike[str]) -> str | None: ...
 def native_zlib_matches() -> bool: ...
 def cache_stats() -> dict[str, int]: ...
 def clear_cache() -> None: ...
@@ -24,7 +28,7 @@ class PayloadZipFile:
     filelist: list[zipfile.ZipInfo]
     NameToInfo: dict[str, zipfile.ZipInfo]
     comment: bytes
-    def __init__(self, fp: t.IO[bytes], compression: int = ...) -> None: ...
+    def __init__(self, fp: t.IO[bytes], compression: int = ..., *, cache_dir: str | os.PathLike[str] | None = None) -> None: ...
     def writestr(
         self,
         zinfo_or_arcname: zipfile.ZipInfo | str,

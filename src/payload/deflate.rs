@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use flate2::{Compress, Compression, FlushCompress, Status};
 
+use super::disk_cache::DiskCache;
 use super::{cache, Method, ZipError};
 
 /// What zlib turns `Z_DEFAULT_COMPRESSION` into.
@@ -31,17 +32,27 @@ impl Compressed {
     }
 }
 
-/// CRC-32 and compressed bytes of `data` for `method` (deflated streams from the process
-/// cache when the same data was deflated before).
-pub fn compress_entry(method: Method, data: &[u8]) -> Result<Compressed, ZipError> {
+/// CRC-32 and compressed bytes of `data` for `method`.  A deflated stream comes from the
+/// process cache, else from `disk` when given, else from zlib (and is then left in both).
+pub fn compress_entry(
+    method: Method,
+    data: &[u8],
+    disk: Option<&DiskCache>,
+) -> Result<Compressed, ZipError> {
     let crc = crc32fast::hash(data);
     let deflated = match method {
         Method::Stored => None,
         Method::Deflated => Some(match cache::lookup(crc, data) {
             Some(stream) => stream,
             None => {
-                let stream = Arc::new(deflate_raw(data)?);
+                let (stream, from_disk) = match disk.and_then(|d| d.load(crc, data)) {
+                    Some(stream) => (Arc::new(stream), true),
+                    None => (Arc::new(deflate_raw(data)?), false),
+                };
                 cache::remember(crc, data, &stream);
+                if let (Some(disk), false) = (disk, from_disk) {
+                    disk.store(crc, data, &stream);
+                }
                 stream
             }
         }),

@@ -11,6 +11,7 @@
 
 pub mod cache;
 mod deflate;
+pub mod disk_cache;
 mod entry;
 mod writer;
 
@@ -18,6 +19,7 @@ mod writer;
 mod tests;
 
 pub use deflate::{compress_entry, deflate_raw, Compressed};
+pub use disk_cache::DiskCache;
 pub use entry::{sanitize_name, EntryInfo, ExtraStripStyle};
 pub use writer::{build_zip, Limits, WrittenEntry, ZipWriter};
 

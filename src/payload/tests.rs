@@ -234,7 +234,7 @@ fn zip64_fields_are_stripped_from_extra_data_as_each_python_does() {
 #[test]
 fn stored_and_deflated_entries_round_trip_through_zlib() {
     let data = text(70_000);
-    let compressed = compress_entry(Method::Deflated, &data).unwrap();
+    let compressed = compress_entry(Method::Deflated, &data, None).unwrap();
     let mut inflated = Vec::with_capacity(data.len());
     flate2::Decompress::new(false)
         .decompress_vec(
@@ -258,7 +258,14 @@ fn the_cache_answers_only_for_equal_data() {
     let mut other = data.clone();
     other[0] ^= 1;
     assert_eq!(cache.get(7, &other), None);
-    assert_eq!(cache.stats(), cache::CacheStats { hits: 1, misses: 1, bytes: 2003 });
+    assert_eq!(
+        cache.stats(),
+        cache::CacheStats {
+            hits: 1,
+            misses: 1,
+            bytes: 2003
+        }
+    );
 }
 
 #[test]
@@ -274,9 +281,75 @@ fn the_cache_keeps_to_its_budget() {
 #[test]
 fn a_cached_entry_is_the_stream_zlib_gives() {
     let data = noise(50_000, 11);
-    let first = compress_entry(Method::Deflated, &data).unwrap();
-    let second = compress_entry(Method::Deflated, &data).unwrap();
+    let first = compress_entry(Method::Deflated, &data, None).unwrap();
+    let second = compress_entry(Method::Deflated, &data, None).unwrap();
     let fresh = deflate_raw(&data).unwrap();
     assert_eq!(first.deflated.as_deref(), Some(&fresh));
     assert_eq!(second.deflated.as_deref(), Some(&fresh));
+}
+
+fn scratch_dir(label: &str) -> std::path::PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("ansible-accel-test-{label}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+#[test]
+fn the_disk_cache_gives_back_a_stream_only_for_the_same_data() {
+    let dir = scratch_dir("disk");
+    let disk = DiskCache::new(&dir);
+    let data = text(20_000);
+    let crc = crc32fast::hash(&data);
+    assert_eq!(disk.load(crc, &data), None);
+    disk.store(crc, &data, b"stream");
+    assert_eq!(disk.load(crc, &data).as_deref(), Some(&b"stream"[..]));
+    // The same name for other bytes (a CRC collision): a miss.
+    let mut other = data.clone();
+    other[100] ^= 0xFF;
+    assert_eq!(disk.load(crc, &other), None);
+    // A damaged file: a miss.
+    let file = std::fs::read_dir(&dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::write(&file, b"AAZDEF01 cut").unwrap();
+    assert_eq!(disk.load(crc, &data), None);
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777,
+        0o700
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn archives_built_through_the_disk_cache_are_the_same() {
+    let dir = scratch_dir("archive");
+    // Data no other test uses, so only this test puts it in the process cache.
+    let entries = [
+        ("a.py", noise(30_000, 4242)),
+        ("b.py", text(50_000)[7..].to_vec()),
+    ];
+    let build_with_disk = || {
+        let mut writer =
+            ZipWriter::new(Limits::default()).with_disk_cache(Some(DiskCache::new(&dir)));
+        for (name, data) in &entries {
+            writer
+                .add(
+                    EntryInfo::new(name, LEAP_DAY, Method::Deflated).unwrap(),
+                    data,
+                )
+                .unwrap();
+        }
+        writer.finish(b"", ExtraStripStyle::Splitting).unwrap()
+    };
+    let from_zlib = build_with_disk();
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2);
+    cache::clear();
+    let from_disk = build_with_disk();
+    assert_eq!(from_disk, from_zlib);
+    std::fs::remove_dir_all(&dir).unwrap();
 }

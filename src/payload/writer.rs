@@ -2,6 +2,7 @@
 //! file, then the central directory and end record of `ZipFile.close()`.
 
 use super::deflate::{compress_entry, Compressed};
+use super::disk_cache::DiskCache;
 use super::entry::{
     check_field, strip_zip64_extra, EntryInfo, ExtraStripStyle, DEFAULT_EXTERNAL_ATTR,
     ZIP64_VERSION,
@@ -60,6 +61,7 @@ pub struct ZipWriter {
     start_dir: usize,
     entries: Vec<Recorded>,
     limits: Limits,
+    disk_cache: Option<DiskCache>,
 }
 
 impl ZipWriter {
@@ -69,7 +71,14 @@ impl ZipWriter {
             start_dir: 0,
             entries: Vec::new(),
             limits,
+            disk_cache: None,
         }
+    }
+
+    /// Deflated streams are also looked for in, and left in, `disk_cache`.
+    pub fn with_disk_cache(mut self, disk_cache: Option<DiskCache>) -> ZipWriter {
+        self.disk_cache = disk_cache;
+        self
     }
 
     /// The names written so far, in order (`ZipFile.namelist()`).
@@ -79,7 +88,7 @@ impl ZipWriter {
 
     /// `writestr(info, data)`: compress and append one entry.
     pub fn add(&mut self, info: EntryInfo, data: &[u8]) -> Result<WrittenEntry, ZipError> {
-        let compressed = compress_entry(info.method, data)?;
+        let compressed = compress_entry(info.method, data, self.disk_cache.as_ref())?;
         self.add_compressed(info, data, &compressed)
     }
 

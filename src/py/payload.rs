@@ -4,6 +4,7 @@
 use std::collections::HashSet;
 use std::ffi::CString;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyUserWarning, PyValueError};
@@ -11,7 +12,9 @@ use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::types::{PyByteArray, PyBytes, PyString, PyTuple};
 
-use crate::payload::{self, EntryInfo, ExtraStripStyle, Limits, Method, WrittenEntry, ZipError};
+use crate::payload::{
+    self, DiskCache, EntryInfo, ExtraStripStyle, Limits, Method, WrittenEntry, ZipError,
+};
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(payload_build_zip, m)?)?;
@@ -139,13 +142,16 @@ fn warn_duplicate(py: Python<'_>, name: &str, stacklevel: i32) -> PyResult<()> {
 
 /// `payload_build_zip(entries, date_time, compression)`: the bytes of
 /// `ZipFile(BytesIO(), 'w', compression)` after `writestr(ZipInfo(name, date_time), data)`
-/// for each `(name, data)` and `close()`.  `compression` is 0 or 8.
+/// for each `(name, data)` and `close()`.  `compression` is 0 or 8.  `cache_dir`: a
+/// private directory where deflated entries are shared between processes.
 #[pyfunction]
+#[pyo3(signature = (entries, date_time, compression, cache_dir=None))]
 fn payload_build_zip(
     py: Python<'_>,
     entries: &Bound<'_, PyAny>,
     date_time: &Bound<'_, PyAny>,
     compression: i64,
+    cache_dir: Option<PathBuf>,
 ) -> PyResult<Py<PyBytes>> {
     let date_time = extract_date_time(date_time)?;
     let method = method_from(compression)?;
@@ -186,7 +192,8 @@ fn payload_build_zip(
         items.push((name, Data::extract(&pair.get_item(1)?)?));
     }
     let archive = without_gil(py, || {
-        let mut writer = payload::ZipWriter::new(Limits::default());
+        let mut writer = payload::ZipWriter::new(Limits::default())
+            .with_disk_cache(cache_dir.map(DiskCache::new));
         for (name, data) in &items {
             writer.add(EntryInfo::new(name, date_time, method)?, data.as_slice())?;
         }
@@ -206,17 +213,24 @@ fn payload_deflate(py: Python<'_>, data: PyBackedBytes) -> PyResult<Py<PyBytes>>
 /// What `writestr` sets on a `ZipInfo`, in the order `PayloadZipWriter.add` returns it.
 type WrittenFields = (u64, u32, u64, u64, i64, i64, i64, i64);
 
-/// `payload_cache_stats() -> (hits, misses, bytes)` of the process's deflated-entry cache.
+/// `payload_cache_stats() -> (hits, misses, bytes, disk_hits)`: the process's deflated-entry
+/// cache, and the streams taken from a shared directory.
 #[pyfunction]
-fn payload_cache_stats() -> (u64, u64, usize) {
+fn payload_cache_stats() -> (u64, u64, usize, u64) {
     let stats = payload::cache::stats();
-    (stats.hits, stats.misses, stats.bytes)
+    (
+        stats.hits,
+        stats.misses,
+        stats.bytes,
+        payload::disk_cache::hits(),
+    )
 }
 
 /// `payload_cache_clear()`: forget every deflated entry (cold runs in tests and benchmarks).
 #[pyfunction]
 fn payload_cache_clear() {
     payload::cache::clear();
+    payload::disk_cache::reset_hits();
 }
 
 /// The archive behind `ansible_accel.payload.PayloadZipFile`: one `add` per `writestr`, with
@@ -230,9 +244,16 @@ struct PayloadZipWriter {
 #[pymethods]
 impl PayloadZipWriter {
     /// `zip64_limit`/`file_count_limit`: zipfile's `ZIP64_LIMIT` and `ZIP_FILECOUNT_LIMIT`
-    /// as the running interpreter has them; `splitting_extra`: True on Python 3.13+.
+    /// as the running interpreter has them; `splitting_extra`: True on Python 3.13+;
+    /// `cache_dir`: as for `payload_build_zip`.
     #[new]
-    fn new(zip64_limit: u64, file_count_limit: u64, splitting_extra: bool) -> PayloadZipWriter {
+    #[pyo3(signature = (zip64_limit, file_count_limit, splitting_extra, cache_dir=None))]
+    fn new(
+        zip64_limit: u64,
+        file_count_limit: u64,
+        splitting_extra: bool,
+        cache_dir: Option<PathBuf>,
+    ) -> PayloadZipWriter {
         let limits = Limits {
             zip64: zip64_limit,
             file_count: file_count_limit,
@@ -242,8 +263,9 @@ impl PayloadZipWriter {
         } else {
             ExtraStripStyle::Skipping
         };
+        let writer = payload::ZipWriter::new(limits).with_disk_cache(cache_dir.map(DiskCache::new));
         PayloadZipWriter {
-            writer: Some(payload::ZipWriter::new(limits)),
+            writer: Some(writer),
             strip_style,
         }
     }

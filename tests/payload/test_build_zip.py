@@ -178,4 +178,27 @@ def test_deflated_entries_are_reused_only_for_equal_data(reference):
     assert first == reference(entries, (2024, 1, 1, 0, 0, 0), zipfile.ZIP_DEFLATED)
     assert again == reference([*entries, ("c.py", big)], (2024, 1, 1, 0, 0, 0), zipfile.ZIP_DEFLATED)
     payload.clear_cache()
-    assert payload.cache_stats() == {"hits": 0, "misses": 0, "bytes": 0}
+    assert payload.cache_stats() == {"hits": 0, "misses": 0, "bytes": 0, "disk_hits": 0}
+
+
+def test_deflated_entries_are_shared_through_a_private_directory(tmp_path, reference):
+    cache_dir = payload.private_cache_dir(tmp_path)
+    assert cache_dir is not None and cache_dir.startswith(str(tmp_path))
+    entries = [("big.py", b"def f(): pass\n" * 2000), ("noise", os.urandom(50_000)), ("small", b"x")]
+    expected = reference(entries, (2024, 5, 6, 7, 8, 9), zipfile.ZIP_DEFLATED)
+    payload.clear_cache()
+    assert payload.build_zip(entries, (2024, 5, 6, 7, 8, 9), 8, cache_dir=cache_dir) == expected
+    assert len(os.listdir(cache_dir)) == 2  # "small" is not worth a file
+    payload.clear_cache()  # as another process would start: nothing in memory
+    assert payload.build_zip(entries, (2024, 5, 6, 7, 8, 9), 8, cache_dir=cache_dir) == expected
+    assert payload.cache_stats()["disk_hits"] == 2
+
+
+def test_a_directory_others_can_write_is_not_used(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o755)
+    shared.chmod(0o775)
+    assert payload.private_cache_dir(shared) is None
+    assert payload.private_cache_dir(tmp_path / "missing") is None
+    tmp_path.chmod(0o700)
+    assert payload.private_cache_dir(tmp_path) is not None

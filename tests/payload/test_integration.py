@@ -69,9 +69,12 @@ def payload_counts():
 
 @pytest.mark.parametrize("compression", ["ZIP_DEFLATED", "ZIP_STORED"])
 @pytest.mark.parametrize("module", ["command", "copy", "ping", "user"])
-def test_modify_module_is_identical_with_the_payload_path_on(module, compression, build):
+def test_modify_module_is_identical_with_the_payload_path_on(module, compression, build, tmp_path):
+    from ansible_accel import payload
+
     expected, expected_cache = build(module, compression, "off")
     status = ansible_accel.install()
+    payload.clear_cache()  # a fresh worker: nothing deflated in memory yet
     try:
         assert status["payload"]["active"], status["payload"]
         native_before, fallback_before = payload_counts()
@@ -84,6 +87,10 @@ def test_modify_module_is_identical_with_the_payload_path_on(module, compression
     assert got_cache == expected_cache
     assert native_after == native_before + 1
     assert fallback_after == fallback_before
+    # Deflated entries were left for the run's other workers beside ansiballz_cache.
+    shared = [p for p in (tmp_path / "on").iterdir() if p.name.startswith("ansible_accel_deflate_zlib")]
+    assert bool(shared) == (compression == "ZIP_DEFLATED")
+    assert all(len(list(p.iterdir())) > 10 for p in shared)
 
 
 def test_other_compressions_go_to_zipfile_and_are_counted(build):

@@ -13,6 +13,9 @@ view of zipfile whose ``ZipFile`` opens an ``ansible_accel.payload.PayloadZipFil
 call is that call (a fresh BytesIO, mode 'w', stored or deflated, no level).  Whatever
 writes the entries (ansible-core's ``recursive_finder`` or the ``finder`` path's
 replacement) writes into it unchanged through ``writestr``, so the two paths compose.
+Deflated entries are shared between the run's forked workers through a directory beside
+ansible-core's ``ansiballz_cache`` (``ansible_accel.payload`` explains why a stream read
+from there is always the one zlib would write).
 Counters: one ``native`` per payload written natively; a fallback, with its reason, per
 payload written by zipfile (other compressions, a writer handed over to zipfile).
 """
@@ -26,7 +29,7 @@ import zipfile
 
 from .. import _counters
 from .._activation import Patch, Unavailable
-from ..payload import PayloadZipFile, native_zlib_matches
+from ..payload import PayloadZipFile, native_zlib_matches, private_cache_dir
 
 PATH = "payload"
 _NATIVE_METHODS = {zipfile.ZIP_STORED: "ZIP_STORED", zipfile.ZIP_DEFLATED: "ZIP_DEFLATED"}
@@ -73,11 +76,30 @@ def _open_zipfile(
     """``zipfile.ZipFile(...)`` as module_common sees it."""
     reason = _why_not_native(file, mode, compression, allowZip64, compresslevel, kwargs)
     if reason is None:
-        if compression == zipfile.ZIP_DEFLATED and not native_zlib_matches():
-            _counters.extra(PATH, "deflated by the interpreter's zlib")
-        return _CountedPayloadZipFile(file, compression)
+        cache_dir = None
+        if compression == zipfile.ZIP_DEFLATED:
+            if native_zlib_matches():
+                cache_dir = _shared_cache_dir()
+            else:
+                _counters.extra(PATH, "deflated by the interpreter's zlib")
+        return _CountedPayloadZipFile(file, compression, cache_dir=cache_dir)
     _counters.fallback(PATH, reason)
     return zipfile.ZipFile(file, mode, compression, allowZip64, compresslevel, **kwargs)
+
+
+def _shared_cache_dir() -> str | None:
+    """Where the workers of this run share deflated entries: beside ansible-core's own
+    ``ansiballz_cache``, in the run's private local temporary directory."""
+    from ansible import constants as C
+
+    try:
+        local_tmp = C.DEFAULT_LOCAL_TMP
+    except Exception:  # noqa: BLE001 - no usable local tmp: no shared cache, nothing else changes
+        local_tmp = None
+    cache_dir = private_cache_dir(local_tmp) if isinstance(local_tmp, str) else None
+    if cache_dir is None:
+        _counters.extra(PATH, "no private local tmp for the shared deflate cache")
+    return cache_dir
 
 
 class _ZipfileView(types.ModuleType):
