@@ -44,7 +44,7 @@ def build(monkeypatch, tmp_path, pinned_clock):
 
     def run(module: str, compression: str, label: str):
         local_tmp = tmp_path / label
-        local_tmp.mkdir()
+        local_tmp.mkdir(mode=0o700)  # as ansible-core makes it (mkdtemp)
         monkeypatch.setattr(C, "DEFAULT_LOCAL_TMP", str(local_tmp), raising=False)
         path = module_loader.find_plugin(module)
         task_vars = {"ansible_python_interpreter": "/usr/bin/python3"}
