@@ -29,14 +29,19 @@ import zipfile
 
 from .. import _counters
 from .._activation import Patch, Unavailable
-from ..payload import PayloadZipFile, native_zlib_matches, private_cache_dir
+from ..payload import PayloadZipFile, cache_stats, native_zlib_matches, private_cache_dir
 
 PATH = "payload"
 _NATIVE_METHODS = {zipfile.ZIP_STORED: "ZIP_STORED", zipfile.ZIP_DEFLATED: "ZIP_DEFLATED"}
 
 
 class _CountedPayloadZipFile(PayloadZipFile):
-    """A PayloadZipFile that counts its archive on the ``payload`` path."""
+    """A PayloadZipFile that counts its archive on the ``payload`` path, and the entries
+    whose deflated stream was reused (from this process, or from another worker's)."""
+
+    def __init__(self, *args: t.Any, **kwargs: t.Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._stats_at_open = cache_stats()
 
     def hand_over(self) -> zipfile.ZipFile:
         if self._delegate is None:
@@ -48,6 +53,11 @@ class _CountedPayloadZipFile(PayloadZipFile):
         super().close()
         if written_natively:
             _counters.native(PATH)
+            now, then = cache_stats(), self._stats_at_open
+            if now["hits"] > then["hits"]:
+                _counters.extra(PATH, "entries deflated earlier in this process", now["hits"] - then["hits"])
+            if now["disk_hits"] > then["disk_hits"]:
+                _counters.extra(PATH, "entries deflated by another process", now["disk_hits"] - then["disk_hits"])
 
 
 def _why_not_native(file: t.Any, mode: str, compression: int, allowZip64: bool, compresslevel: t.Any, kwargs: dict) -> str | None:
