@@ -155,9 +155,6 @@ fn payload_build_zip(
 ) -> PyResult<Py<PyBytes>> {
     let date_time = extract_date_time(date_time)?;
     let method = method_from(compression)?;
-    if date_time[0] < 1980 {
-        return Err(raise(py, ZipError::TimestampBefore1980));
-    }
     let mut items: Vec<(String, Data)> = Vec::new();
     let mut seen: HashSet<String> = HashSet::new();
     for item in entries.try_iter()? {
