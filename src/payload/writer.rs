@@ -205,6 +205,11 @@ impl ZipWriter {
     /// A write at `at` into the buffer, as `BytesIO.seek(at); write(bytes)`: overwrite what
     /// is there, extend past the end.
     fn overwrite_at(&mut self, at: usize, bytes: &[u8]) {
+        if at == self.out.len() {
+            // The usual case: appending.
+            self.out.extend_from_slice(bytes);
+            return;
+        }
         let end = at + bytes.len();
         if self.out.len() < end {
             self.out.resize(end, 0);
