@@ -13,6 +13,7 @@ from ._harness import Row, compare
 MODULES = ("command", "copy", "user")
 QUICK_MODULES = ("command",)
 DATE_TIME = datetime.datetime(2025, 3, 4, 5, 6, 7, tzinfo=datetime.timezone.utc)
+_plugin_loader_ready = False
 
 
 def _module_entries(module: str) -> list[tuple[str, bytes]]:
@@ -22,7 +23,10 @@ def _module_entries(module: str) -> list[tuple[str, bytes]]:
     from ansible.executor import module_common
     from ansible.plugins.loader import init_plugin_loader, module_loader
 
-    init_plugin_loader()
+    global _plugin_loader_ready
+    if not _plugin_loader_ready:  # once: it warns when redone
+        init_plugin_loader()
+        _plugin_loader_ready = True
     path = module_loader.find_plugin(module)
     with open(path, "rb") as f:
         source = f.read()

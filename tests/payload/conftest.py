@@ -26,6 +26,24 @@ def zipfile_reference(entries: t.Iterable[tuple[str, bytes]], date_time: tuple[i
     return buffer.getvalue()
 
 
+_plugin_loader_ready = False
+
+
+def _init_plugin_loader_once() -> None:
+    """The collection loader, as every ansible CLI sets it up (once: it warns when redone)."""
+    global _plugin_loader_ready
+    if not _plugin_loader_ready:
+        from ansible.plugins.loader import init_plugin_loader
+
+        init_plugin_loader()
+        _plugin_loader_ready = True
+
+
+@pytest.fixture(scope="session")
+def plugin_loader() -> None:
+    _init_plugin_loader_once()
+
+
 @pytest.fixture(scope="session")
 def reference() -> t.Callable[..., bytes]:
     return zipfile_reference
@@ -37,9 +55,9 @@ def build_module_payload(module_name: str, compression: int, open_zip: t.Callabl
     from ansible._internal._ansiballz import _builder
     from ansible._internal._datatag._tags import Origin
     from ansible.executor import module_common
-    from ansible.plugins.loader import init_plugin_loader, module_loader
+    from ansible.plugins.loader import module_loader
 
-    init_plugin_loader()  # the collection loader, as every ansible CLI sets it up
+    _init_plugin_loader_once()
     path = module_loader.find_plugin(module_name)
     assert path, module_name
     with open(path, "rb") as f:

@@ -31,16 +31,14 @@ def pinned_clock(monkeypatch, pinned):
 
 
 @pytest.fixture
-def build(monkeypatch, tmp_path, pinned_clock):
+def build(monkeypatch, tmp_path, pinned_clock, plugin_loader):
     """``build(module, compression, label)``: modify_module's result and its cache file's
     bytes, with the AnsiBallZ cache in a directory of its own (so nothing is reused)."""
     from ansible import constants as C
     from ansible.executor import module_common
     from ansible.parsing.dataloader import DataLoader
-    from ansible.plugins.loader import init_plugin_loader, module_loader
+    from ansible.plugins.loader import module_loader
     from ansible.template import Templar
-
-    init_plugin_loader()
 
     def run(module: str, compression: str, label: str):
         local_tmp = tmp_path / label
