@@ -162,3 +162,24 @@ def test_context_manager_and_getinfo():
 def test_unknown_compression_is_refused_like_zipfile():
     with pytest.raises(NotImplementedError, match="That compression method is not supported"):
         payload.PayloadZipFile(io.BytesIO(), 99)
+
+
+def test_an_entry_too_large_for_its_headers_fails_and_leaves_what_zipfile_leaves(monkeypatch):
+    # Below ZIP64_LIMIT / 1.05 bytes no ZIP64 header is made; 38 bytes of noise deflate to
+    # more than 40: zipfile raises after writing them, and the next entry overwrites them.
+    monkeypatch.setattr(zipfile, "ZIP64_LIMIT", 40)
+    noise = bytes((i * 2654435761 >> 7) & 0xFF for i in range(38))
+    errors = []
+
+    def script(archive):
+        info = zipfile.ZipInfo("noise", DT)
+        info.compress_type = zipfile.ZIP_DEFLATED
+        with pytest.raises(RuntimeError, match="Compressed size too large, try using force_zip64") as raised:
+            archive.writestr(info, noise)
+        errors.append(raised.value.args)
+        archive.writestr(zipfile.ZipInfo("ok", DT), b"ok")
+
+    (expected, ref), (got, native) = run_both(script)
+    assert got == expected
+    assert errors[0] == errors[1]
+    assert native.namelist() == ref.namelist() == ["ok"]
