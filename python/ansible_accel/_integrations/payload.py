@@ -124,7 +124,10 @@ class _ZipfileView(types.ModuleType):
 
 
 def plan() -> list[Patch]:
-    from ansible.executor import module_common
+    try:
+        from ansible.executor import module_common
+    except ImportError as ex:
+        raise Unavailable(f"ansible.executor.module_common cannot be imported: {ex}") from ex
 
     current = getattr(module_common, "zipfile", None)
     if current is not zipfile:
