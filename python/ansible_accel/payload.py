@@ -36,7 +36,9 @@ import zlib
 
 from . import _native
 
-__all__ = ["PayloadZipFile", "build_zip", "cache_stats", "clear_cache", "native_zlib_matches", "private_cache_dir"]
+__all__ = [
+    "PayloadZipFile", "build_zip", "cache_stats", "clear_cache", "native_zlib_matches", "private_cache_dir", "warm_cache",
+]  # fmt: skip
 
 ZIP_STORED = zipfile.ZIP_STORED
 ZIP_DEFLATED = zipfile.ZIP_DEFLATED
@@ -82,6 +84,16 @@ def cache_stats() -> dict[str, int]:
     streams taken from a shared ``cache_dir``."""
     hits, misses, held, disk_hits = _native.payload_cache_stats()
     return {"hits": hits, "misses": misses, "bytes": held, "disk_hits": disk_hits}
+
+
+def warm_cache(datas: t.Iterable[bytes], *, cache_dir: str | os.PathLike[str] | None = None) -> int:
+    """Deflate ``datas`` ahead of time into the process cache (and ``cache_dir``), so the
+    archives that hold them later only copy their streams.  Made for the controller before
+    ansible-playbook forks its workers: they inherit the cache.  Returns how many were taken
+    (none when the native zlib is not the interpreter's, whose streams would not be used)."""
+    if not native_zlib_matches():
+        return 0
+    return _native.payload_warm_cache(list(datas), cache_dir)
 
 
 def clear_cache() -> None:

@@ -2,7 +2,9 @@ import os
 import typing as t
 import zipfile
 
-__all__ = ["PayloadZipFile", "build_zip", "cache_stats", "clear_cache", "native_zlib_matches", "private_cache_dir"]
+__all__ = [
+    "PayloadZipFile", "build_zip", "cache_stats", "clear_cache", "native_zlib_matches", "private_cache_dir", "warm_cache",
+]
 
 ZIP_STORED: int
 ZIP_DEFLATED: int
@@ -18,6 +20,7 @@ def private_cache_dir(parent: str | os.PathLike[str]) -> str | None: ...
 def native_zlib_matches() -> bool: ...
 def cache_stats() -> dict[str, int]: ...
 def clear_cache() -> None: ...
+def warm_cache(datas: t.Iterable[bytes], *, cache_dir: str | os.PathLike[str] | None = None) -> int: ...
 
 class PayloadZipFile:
     fp: t.IO[bytes] | None

@@ -21,6 +21,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(payload_deflate, m)?)?;
     m.add_function(wrap_pyfunction!(payload_cache_stats, m)?)?;
     m.add_function(wrap_pyfunction!(payload_cache_clear, m)?)?;
+    m.add_function(wrap_pyfunction!(payload_warm_cache, m)?)?;
     m.add_class::<PayloadZipWriter>()?;
     Ok(())
 }
@@ -228,6 +229,24 @@ fn payload_cache_stats() -> (u64, u64, usize, u64) {
 fn payload_cache_clear() {
     payload::cache::clear();
     payload::disk_cache::reset_hits();
+}
+
+/// `payload_warm_cache(datas, cache_dir=None) -> int`: deflate each bytes of `datas` into
+/// the process cache (and `cache_dir`), as an archive of them would; returns how many.
+#[pyfunction]
+#[pyo3(signature = (datas, cache_dir=None))]
+fn payload_warm_cache(
+    py: Python<'_>,
+    datas: Vec<PyBackedBytes>,
+    cache_dir: Option<PathBuf>,
+) -> PyResult<usize> {
+    let disk = cache_dir.map(DiskCache::new);
+    without_gil(py, || {
+        for data in &datas {
+            payload::compress_entry(Method::Deflated, data, disk.as_ref())?;
+        }
+        Ok(datas.len())
+    })
 }
 
 /// The archive behind `ansible_accel.payload.PayloadZipFile`: one `add` per `writestr`, with

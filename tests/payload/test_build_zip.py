@@ -203,3 +203,13 @@ def test_a_directory_others_can_write_is_not_used(tmp_path):
     assert payload.private_cache_dir(tmp_path / "missing") is None
     tmp_path.chmod(0o700)
     assert payload.private_cache_dir(tmp_path) is not None
+
+
+def test_warming_the_cache_ahead_makes_archives_hit_it(reference):
+    payload.clear_cache()
+    module_utils = [b"# util %d\n" % i * 300 for i in range(5)]
+    assert payload.warm_cache(module_utils) == 5
+    entries = [(f"u{i}.py", data) for i, data in enumerate(module_utils)]
+    got = payload.build_zip(entries, (2024, 1, 1, 0, 0, 0), zipfile.ZIP_DEFLATED)
+    assert payload.cache_stats()["hits"] == 5
+    assert got == reference(entries, (2024, 1, 1, 0, 0, 0), zipfile.ZIP_DEFLATED)
