@@ -17,8 +17,11 @@ bytes; where it does not, entries are compressed by the interpreter's ``zlib`` i
 
 Each entry is a deflate stream of its own, so the process remembers the streams of entries
 of 1 KiB and more (up to 64 MiB), keyed by content and reused only for byte-equal data:
-the module_utils every payload carries are deflated once per process.  ``cache_stats()``
-and ``clear_cache()`` look at and empty that cache.
+the module_utils every payload carries are deflated once per process.  ``warm_cache()``
+fills it ahead (in a parent before it forks), ``cache_stats()`` and ``clear_cache()`` look
+at and empty it.  With a ``cache_dir`` (a directory private to the user, see
+``private_cache_dir()``), streams are also left in files that other processes read back,
+again only for byte-equal data.
 """
 
 from __future__ import annotations
@@ -58,8 +61,8 @@ def build_zip(
     NUL, as ``ZipInfo`` does), ``data`` bytes, bytearray or str (written as UTF-8).  A name
     given twice is written twice, with zipfile's ``UserWarning`` "Duplicate name: ...".
     ``date_time``: six ints (year, month, day, hour, minute, second), as ``ZipInfo`` takes;
-    before 1980 raises ``ValueError``, parts that do not fit the DOS fields raise
-    ``struct.error``, both as zipfile does.  ``compression``: ``zipfile.ZIP_STORED`` or
+    as in zipfile, a year before 1980 raises ``ValueError`` and parts that do not fit the DOS
+    fields raise ``struct.error`` (once an entry uses the date).  ``compression``: ``zipfile.ZIP_STORED`` or
     ``ZIP_DEFLATED`` (native); ``ZIP_BZIP2`` and ``ZIP_LZMA`` are written by zipfile itself;
     anything else raises zipfile's ``NotImplementedError``.  ``cache_dir``: a directory private
     to this user and run where deflated entries are shared with other processes (see
