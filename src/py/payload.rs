@@ -1,7 +1,366 @@
-//! Glue for the payload engine.
+//! Glue for the payload engine: Python values in, the core's archive out, core errors raised
+//! as the exceptions zipfile raises for the same input.
 
+use std::collections::HashSet;
+use std::ffi::CString;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyUserWarning, PyValueError};
 use pyo3::prelude::*;
+use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
+use pyo3::types::{PyByteArray, PyBytes, PyString, PyTuple};
 
-pub fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+use crate::payload::{
+    self, DiskCache, EntryInfo, ExtraStripStyle, Limits, Method, WrittenEntry, ZipError,
+};
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(payload_build_zip, m)?)?;
+    m.add_function(wrap_pyfunction!(payload_deflate, m)?)?;
+    m.add_function(wrap_pyfunction!(payload_cache_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(payload_cache_clear, m)?)?;
+    m.add_function(wrap_pyfunction!(payload_warm_cache, m)?)?;
+    m.add_class::<PayloadZipWriter>()?;
     Ok(())
+}
+
+/// Entry data as zipfile's `writestr` takes it: bytes-like, or str written as UTF-8.
+enum Data {
+    Bytes(PyBackedBytes),
+    Text(PyBackedStr),
+}
+
+impl Data {
+    fn extract(obj: &Bound<'_, PyAny>) -> PyResult<Data> {
+        if obj.is_instance_of::<PyBytes>() || obj.is_instance_of::<PyByteArray>() {
+            return Ok(Data::Bytes(
+                obj.extract::<PyBackedBytes>().map_err(PyErr::from)?,
+            ));
+        }
+        if obj.is_instance_of::<PyString>() {
+            return Ok(Data::Text(obj.extract::<PyBackedStr>()?));
+        }
+        Err(PyTypeError::new_err(format!(
+            "entry data must be bytes, bytearray or str, not {}",
+            obj.get_type().name()?
+        )))
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            Data::Bytes(b) => b,
+            Data::Text(s) => s.as_bytes(),
+        }
+    }
+}
+
+fn method_from(code: i64) -> PyResult<Method> {
+    Method::from_code(code).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "the native zip writer has no compression method {code}"
+        ))
+    })
+}
+
+fn extract_date_time(obj: &Bound<'_, PyAny>) -> PyResult<[i64; 6]> {
+    let len = obj.len()?;
+    if len != 6 {
+        return Err(PyValueError::new_err(format!(
+            "date_time must have 6 items (year, month, day, hour, minute, second), not {len}"
+        )));
+    }
+    let mut parts = [0i64; 6];
+    for (i, part) in parts.iter_mut().enumerate() {
+        *part = obj.get_item(i)?.extract::<i64>()?;
+    }
+    Ok(parts)
+}
+
+/// The exception zipfile raises for `err`.  A header field out of range is re-packed by the
+/// interpreter's own `struct`, so the message is that Python's.
+fn raise(py: Python<'_>, err: ZipError) -> PyErr {
+    match err {
+        ZipError::TimestampBefore1980 => PyValueError::new_err(err.to_string()),
+        ZipError::FileTooLarge | ZipError::CompressedTooLarge => {
+            PyRuntimeError::new_err(err.to_string())
+        }
+        ZipError::FieldOutOfRange { format, value, .. } => match struct_error(py, format, value) {
+            Ok(e) | Err(e) => e,
+        },
+        ZipError::Deflate(_) => instantiate(py, "zlib", "error", err.to_string()),
+    }
+}
+
+fn struct_error(py: Python<'_>, format: char, value: i128) -> PyResult<PyErr> {
+    match py
+        .import("struct")?
+        .call_method1("pack", (format!("<{format}"), value))
+    {
+        Err(e) => Ok(e),
+        // Cannot happen (the core only reports values that do not fit), but never silently.
+        Ok(_) => Ok(instantiate(
+            py,
+            "struct",
+            "error",
+            format!("{value} does not fit struct format {format:?}"),
+        )),
+    }
+}
+
+/// `module.name(message)` as an exception to raise.
+fn instantiate(py: Python<'_>, module: &str, name: &str, message: String) -> PyErr {
+    match py
+        .import(module)
+        .and_then(|m| m.getattr(name))
+        .and_then(|cls| cls.call1((message,)))
+    {
+        Ok(exception) => PyErr::from_value(exception),
+        Err(e) => e,
+    }
+}
+
+/// Runs `work` without the GIL, turning a panic into a Python error instead of unwinding.
+fn without_gil<T: Send>(
+    py: Python<'_>,
+    work: impl FnOnce() -> Result<T, ZipError> + Send,
+) -> PyResult<T> {
+    match py.detach(|| catch_unwind(AssertUnwindSafe(work))) {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(err)) => Err(raise(py, err)),
+        Err(_) => Err(PyRuntimeError::new_err(
+            "internal error in ansible_accel's zip writer (a bug: please report it)",
+        )),
+    }
+}
+
+fn warn_duplicate(py: Python<'_>, name: &str, stacklevel: i32) -> PyResult<()> {
+    let repr = PyString::new(py, name).repr()?;
+    let message = CString::new(format!("Duplicate name: {repr}")).unwrap_or_default();
+    PyErr::warn(py, &py.get_type::<PyUserWarning>(), &message, stacklevel)
+}
+
+/// `payload_build_zip(entries, date_time, compression)`: the bytes of
+/// `ZipFile(BytesIO(), 'w', compression)` after `writestr(ZipInfo(name, date_time), data)`
+/// for each `(name, data)` and `close()`.  `compression` is 0 or 8.  `cache_dir`: a
+/// private directory where deflated entries are shared between processes.
+#[pyfunction]
+#[pyo3(signature = (entries, date_time, compression, cache_dir=None))]
+fn payload_build_zip(
+    py: Python<'_>,
+    entries: &Bound<'_, PyAny>,
+    date_time: &Bound<'_, PyAny>,
+    compression: i64,
+    cache_dir: Option<PathBuf>,
+) -> PyResult<Py<PyBytes>> {
+    let date_time = extract_date_time(date_time)?;
+    let method = method_from(compression)?;
+    let mut items: Vec<(String, Data)> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
+    for item in entries.try_iter()? {
+        let item = item?;
+        let pair = item
+            .cast::<PyTuple>()
+            .map_err(|_| PyTypeError::new_err("each entry must be a (name, data) tuple"))?;
+        if pair.len() != 2 {
+            return Err(PyTypeError::new_err(format!(
+                "each entry must be a (name, data) tuple, not a tuple of {}",
+                pair.len()
+            )));
+        }
+        let name_obj = pair.get_item(0)?;
+        let name = name_obj
+            .cast::<PyString>()
+            .map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "entry name must be str, not {}",
+                    name_obj
+                        .get_type()
+                        .name()
+                        .map(|n| n.to_string())
+                        .unwrap_or_default()
+                ))
+            })?
+            .to_str()?;
+        let name = payload::sanitize_name(name).to_owned();
+        if !seen.insert(name.clone()) {
+            warn_duplicate(py, &name, 2)?;
+        }
+        items.push((name, Data::extract(&pair.get_item(1)?)?));
+    }
+    let archive = without_gil(py, || {
+        let mut writer = payload::ZipWriter::new(Limits::default())
+            .with_disk_cache(cache_dir.map(DiskCache::new));
+        for (name, data) in &items {
+            writer.add(EntryInfo::new(name, date_time, method)?, data.as_slice())?;
+        }
+        writer.finish(b"", ExtraStripStyle::Splitting)
+    })?;
+    Ok(PyBytes::new(py, &archive).unbind())
+}
+
+/// `payload_deflate(data) -> bytes`: the raw deflate stream zipfile would store for `data`,
+/// so the Python side can check this zlib against the interpreter's once.
+#[pyfunction]
+fn payload_deflate(py: Python<'_>, data: PyBackedBytes) -> PyResult<Py<PyBytes>> {
+    let deflated = without_gil(py, || payload::deflate_raw(&data))?;
+    Ok(PyBytes::new(py, &deflated).unbind())
+}
+
+/// What `writestr` sets on a `ZipInfo`, in the order `PayloadZipWriter.add` returns it.
+type WrittenFields = (u64, u32, u64, u64, i64, i64, i64, i64);
+
+/// `payload_cache_stats() -> (hits, misses, bytes, disk_hits)`: the process's deflated-entry
+/// cache, and the streams taken from a shared directory.
+#[pyfunction]
+fn payload_cache_stats() -> (u64, u64, usize, u64) {
+    let stats = payload::cache::stats();
+    (
+        stats.hits,
+        stats.misses,
+        stats.bytes,
+        payload::disk_cache::hits(),
+    )
+}
+
+/// `payload_cache_clear()`: forget every deflated entry (cold runs in tests and benchmarks).
+#[pyfunction]
+fn payload_cache_clear() {
+    payload::cache::clear();
+    payload::disk_cache::reset_hits();
+}
+
+/// `payload_warm_cache(datas, cache_dir=None) -> int`: deflate each bytes of `datas` into
+/// the process cache (and `cache_dir`), as an archive of them would; returns how many.
+#[pyfunction]
+#[pyo3(signature = (datas, cache_dir=None))]
+fn payload_warm_cache(
+    py: Python<'_>,
+    datas: Vec<PyBackedBytes>,
+    cache_dir: Option<PathBuf>,
+) -> PyResult<usize> {
+    let disk = cache_dir.map(DiskCache::new);
+    without_gil(py, || {
+        for data in &datas {
+            payload::compress_entry(Method::Deflated, data, disk.as_ref())?;
+        }
+        Ok(datas.len())
+    })
+}
+
+/// The archive behind `ansible_accel.payload.PayloadZipFile`: one `add` per `writestr`, with
+/// the `ZipInfo` fields read by the Python side; `finish` for `close()`.
+#[pyclass(module = "ansible_accel._native")]
+struct PayloadZipWriter {
+    writer: Option<payload::ZipWriter>,
+    strip_style: ExtraStripStyle,
+}
+
+#[pymethods]
+impl PayloadZipWriter {
+    /// `zip64_limit`/`file_count_limit`: zipfile's `ZIP64_LIMIT` and `ZIP_FILECOUNT_LIMIT`
+    /// as the running interpreter has them; `splitting_extra`: True on Python 3.13+;
+    /// `cache_dir`: as for `payload_build_zip`.
+    #[new]
+    #[pyo3(signature = (zip64_limit, file_count_limit, splitting_extra, cache_dir=None))]
+    fn new(
+        zip64_limit: u64,
+        file_count_limit: u64,
+        splitting_extra: bool,
+        cache_dir: Option<PathBuf>,
+    ) -> PayloadZipWriter {
+        let limits = Limits {
+            zip64: zip64_limit,
+            file_count: file_count_limit,
+        };
+        let strip_style = if splitting_extra {
+            ExtraStripStyle::Splitting
+        } else {
+            ExtraStripStyle::Skipping
+        };
+        let writer = payload::ZipWriter::new(limits).with_disk_cache(cache_dir.map(DiskCache::new));
+        PayloadZipWriter {
+            writer: Some(writer),
+            strip_style,
+        }
+    }
+
+    /// One entry from a `ZipInfo`'s fields; returns what `writestr` sets on the `ZipInfo`:
+    /// (header_offset, CRC, compress_size, file_size, flag_bits, external_attr,
+    /// create_version, extract_version).  `precompressed` is (crc, deflated bytes) when the
+    /// caller compressed the data itself (a compression level zlib must apply).
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (filename, date_time, compress_type, create_system, create_version, extract_version, reserved, internal_attr, external_attr, extra, comment, data, precompressed=None))]
+    fn add(
+        &mut self,
+        py: Python<'_>,
+        filename: String,
+        date_time: &Bound<'_, PyAny>,
+        compress_type: i64,
+        create_system: i64,
+        create_version: i64,
+        extract_version: i64,
+        reserved: i64,
+        internal_attr: i64,
+        external_attr: i64,
+        extra: Vec<u8>,
+        comment: Vec<u8>,
+        data: &Bound<'_, PyAny>,
+        precompressed: Option<(u32, PyBackedBytes)>,
+    ) -> PyResult<WrittenFields> {
+        let date_time = extract_date_time(date_time)?;
+        let info = EntryInfo {
+            name: filename,
+            date_time,
+            method: method_from(compress_type)?,
+            create_system,
+            create_version,
+            extract_version,
+            reserved,
+            internal_attr,
+            external_attr,
+            extra,
+            comment,
+        };
+        let data = Data::extract(data)?;
+        let writer = self.writer.as_mut().ok_or_else(|| {
+            PyValueError::new_err("Attempt to write to ZIP archive that was already closed")
+        })?;
+        let written: WrittenEntry = without_gil(py, || {
+            let bytes = data.as_slice();
+            match precompressed {
+                Some((crc, deflated)) => {
+                    let compressed = payload::Compressed {
+                        crc,
+                        file_size: bytes.len() as u64,
+                        deflated: Some(Arc::new(deflated.to_vec())),
+                    };
+                    writer.add_compressed(info, bytes, &compressed)
+                }
+                None => writer.add(info, bytes),
+            }
+        })?;
+        Ok((
+            written.header_offset,
+            written.crc,
+            written.compress_size,
+            written.file_size,
+            written.flag_bits,
+            written.external_attr,
+            written.create_version,
+            written.extract_version,
+        ))
+    }
+
+    /// `close()`: the whole archive (what the BytesIO holds).  The writer is spent.
+    fn finish(&mut self, py: Python<'_>, comment: Vec<u8>) -> PyResult<Py<PyBytes>> {
+        let writer = self
+            .writer
+            .take()
+            .ok_or_else(|| PyValueError::new_err("the archive was already finished"))?;
+        let strip_style = self.strip_style;
+        let archive = without_gil(py, move || writer.finish(&comment, strip_style))?;
+        Ok(PyBytes::new(py, &archive).unbind())
+    }
 }

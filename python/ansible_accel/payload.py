@@ -1,0 +1,307 @@
+"""Zip archives byte-identical to CPython's ``zipfile``, written natively.
+
+``build_zip(entries, date_time, compression)`` returns the bytes that
+``zipfile.ZipFile(BytesIO(), mode='w', compression=compression)`` holds after
+``writestr(ZipInfo(name, date_time) with compress_type=compression, data)`` for each
+``(name, data)`` in order, and ``close()``: what ansible-core's AnsiBallZ payload is.
+
+``PayloadZipFile(fp, compression)`` is the same writer behind the part of the ``ZipFile``
+interface ansible-core uses (``writestr``, ``close``, ``namelist``, ``compression``...), so
+code written for a ``ZipFile`` writes into it unchanged.  Anything else asked of it hands the
+archive over to a real ``zipfile.ZipFile``, which replays the entries written so far and
+carries on: the bytes stay the same either way.
+
+Deflate runs through the system zlib the interpreter's ``zlib`` module uses, with zipfile's
+parameters.  The first deflated archive checks that the native zlib gives the interpreter's
+bytes; where it does not, entries are compressed by the interpreter's ``zlib`` instead.
+
+Each entry is a deflate stream of its own, so the process remembers the streams of entries
+of 1 KiB and more (up to 64 MiB), keyed by content and reused only for byte-equal data:
+the module_utils every payload carries are deflated once per process.  ``warm_cache()``
+fills it ahead (in a parent before it forks), ``cache_stats()`` and ``clear_cache()`` look
+at and empty it.  With a ``cache_dir`` (a directory private to the user, see
+``private_cache_dir()``), streams are also left in files that other processes read back,
+again only for byte-equal data.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import os
+import stat
+import sys
+import time
+import typing as t
+import warnings
+import zipfile
+import zlib
+
+from . import _native
+
+__all__ = [
+    "PayloadZipFile", "build_zip", "cache_stats", "clear_cache", "native_zlib_matches", "private_cache_dir", "warm_cache",
+]  # fmt: skip
+
+ZIP_STORED = zipfile.ZIP_STORED
+ZIP_DEFLATED = zipfile.ZIP_DEFLATED
+_NATIVE_METHODS = (ZIP_STORED, ZIP_DEFLATED)
+
+
+def build_zip(
+    entries: t.Iterable[tuple[str, bytes | bytearray | str]],
+    date_time: t.Sequence[int],
+    compression: int,
+    *,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> bytes:
+    """The zip archive of ``entries``, byte for byte what zipfile writes for them.
+
+    ``entries``: ``(name, data)`` pairs in archive order; ``name`` a ``str`` (cut at its first
+    NUL, as ``ZipInfo`` does), ``data`` bytes, bytearray or str (written as UTF-8).  A name
+    given twice is written twice, with zipfile's ``UserWarning`` "Duplicate name: ...".
+    ``date_time``: six ints (year, month, day, hour, minute, second), as ``ZipInfo`` takes;
+    as in zipfile, a year before 1980 raises ``ValueError`` and parts that do not fit the DOS
+    fields raise ``struct.error`` (once an entry uses the date).  ``compression``: ``zipfile.ZIP_STORED`` or
+    ``ZIP_DEFLATED`` (native); ``ZIP_BZIP2`` and ``ZIP_LZMA`` are written by zipfile itself;
+    anything else raises zipfile's ``NotImplementedError``.  ``cache_dir``: a directory private
+    to this user and run where deflated entries are shared with other processes (see
+    :func:`private_cache_dir`).
+    """
+    if compression in _NATIVE_METHODS and (compression == ZIP_STORED or native_zlib_matches()):
+        return _native.payload_build_zip(entries, date_time, compression, cache_dir)
+    zipfile._check_compression(compression)  # zipfile's own error for unknown methods
+    buffer = io.BytesIO()
+    archive: PayloadZipFile | zipfile.ZipFile
+    archive = PayloadZipFile(buffer, compression) if compression in _NATIVE_METHODS else zipfile.ZipFile(buffer, "w", compression)
+    for name, data in entries:
+        info = zipfile.ZipInfo(filename=name, date_time=tuple(date_time))
+        info.compress_type = compression
+        archive.writestr(info, data)
+    archive.close()
+    return buffer.getvalue()
+
+
+def cache_stats() -> dict[str, int]:
+    """The process's deflated-entry cache (lookups answered, missed, bytes held) and the
+    streams taken from a shared ``cache_dir``."""
+    hits, misses, held, disk_hits = _native.payload_cache_stats()
+    return {"hits": hits, "misses": misses, "bytes": held, "disk_hits": disk_hits}
+
+
+def warm_cache(datas: t.Iterable[bytes], *, cache_dir: str | os.PathLike[str] | None = None) -> int:
+    """Deflate ``datas`` ahead of time into the process cache (and ``cache_dir``), so the
+    archives that hold them later only copy their streams.  Made for the controller before
+    ansible-playbook forks its workers: they inherit the cache.  Returns how many were taken
+    (none when the native zlib is not the interpreter's, whose streams would not be used)."""
+    if not native_zlib_matches():
+        return 0
+    return _native.payload_warm_cache(list(datas), cache_dir)
+
+
+def clear_cache() -> None:
+    """Forget every remembered deflate stream (and zero the counts); files in a
+    ``cache_dir`` stay."""
+    _native.payload_cache_clear()
+
+
+def private_cache_dir(parent: str | os.PathLike[str]) -> str | None:
+    """The directory under ``parent`` for deflated entries shared between processes, or None
+    when ``parent`` is not a directory private to this user (mode 0700, owned by us): a
+    stream read from there goes into payloads, so only the user's own processes may write it.
+    Named after the zlib in use, whose streams it holds."""
+    try:
+        info = os.stat(parent)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        return None
+    return os.path.join(parent, f"ansible_accel_deflate_zlib{zlib.ZLIB_RUNTIME_VERSION}")
+
+
+def _zlib_probe() -> bytes:
+    # Text with repeats at many distances and noise: enough to walk zlib's match finder,
+    # lazy matching and block splitting.
+    text = b"".join(b"%d: the payload of module %d imports %d\n" % (i, i * 7 % 13, i * i % 101) for i in range(3000))
+    noise = bytes((i * 2654435761 >> 13) & 0xFF for i in range(40000))
+    return text + noise + text[:5000]
+
+
+@functools.cache
+def native_zlib_matches() -> bool:
+    """True when the native deflate gives the interpreter's ``zlib`` bytes (checked once)."""
+    probe = _zlib_probe()
+    compressor = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, -15)
+    expected = compressor.compress(probe) + compressor.flush()
+    try:
+        return _native.payload_deflate(probe) == expected
+    except Exception:  # noqa: BLE001 - any failure of the native deflate means "don't use it"
+        return False
+
+
+def _interpreter_deflate(data: bytes, level: int | None) -> tuple[int, bytes]:
+    compressor = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION if level is None else level, zlib.DEFLATED, -15)
+    return zlib.crc32(data), compressor.compress(data) + compressor.flush()
+
+
+class PayloadZipFile:
+    """``zipfile.ZipFile(fp, mode='w', compression=compression)`` for an empty, seekable
+    ``fp`` at position 0 (a fresh ``BytesIO``), written natively.  ``cache_dir`` as for
+    :func:`build_zip`.
+
+    ``writestr``, ``close``, ``namelist``, ``infolist``, ``getinfo``, ``comment`` and the
+    context manager behave as zipfile's, ``ZipInfo`` objects included (their CRC, sizes,
+    offsets and versions are set as zipfile sets them).  The archive goes into ``fp`` at
+    ``close()``.  Anything else (``write``, ``open``, ``mkdir``, a ZipInfo asking for bzip2
+    or lzma...) hands the archive over to a real ``ZipFile`` (see :meth:`hand_over`).
+    """
+
+    def __init__(self, fp: t.IO[bytes], compression: int = ZIP_STORED, *, cache_dir: str | os.PathLike[str] | None = None) -> None:
+        zipfile._check_compression(compression)
+        if compression not in _NATIVE_METHODS:
+            raise ValueError(f"PayloadZipFile writes ZIP_STORED or ZIP_DEFLATED, not {compression!r}")
+        self.fp: t.IO[bytes] | None = fp
+        self.mode = "w"
+        self.compression = compression
+        self.compresslevel = None
+        self.debug = 0
+        self.filelist: list[zipfile.ZipInfo] = []
+        self.NameToInfo: dict[str, zipfile.ZipInfo] = {}
+        self._comment = b""
+        self._data: list[bytes] = []
+        self._delegate: zipfile.ZipFile | None = None
+        self._writer = _native.PayloadZipWriter(zipfile.ZIP64_LIMIT, zipfile.ZIP_FILECOUNT_LIMIT, sys.version_info >= (3, 13), cache_dir)
+
+    # -- what ansible-core uses -----------------------------------------------------------
+
+    def writestr(
+        self,
+        zinfo_or_arcname: zipfile.ZipInfo | str,
+        data: bytes | bytearray | str,
+        compress_type: int | None = None,
+        compresslevel: int | None = None,
+    ) -> None:
+        if self._delegate is not None:
+            return self._delegate.writestr(zinfo_or_arcname, data, compress_type, compresslevel)
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        zinfo = zinfo_or_arcname if isinstance(zinfo_or_arcname, zipfile.ZipInfo) else self._new_info(zinfo_or_arcname)
+        if not self.fp:
+            raise ValueError("Attempt to write to ZIP archive that was already closed")
+        if compress_type is not None:
+            zinfo.compress_type = compress_type
+        if compresslevel is not None:
+            zinfo._compresslevel = compresslevel
+        zinfo.file_size = len(data)
+        if zinfo.compress_type not in _NATIVE_METHODS or not isinstance(data, (bytes, bytearray)):
+            self.hand_over().writestr(zinfo, data)
+            return None
+        if zinfo.filename in self.NameToInfo:
+            warnings.warn(f"Duplicate name: {zinfo.filename!r}", stacklevel=2)
+        precompressed = None
+        if zinfo.compress_type == ZIP_DEFLATED and (zinfo._compresslevel is not None or not native_zlib_matches()):
+            precompressed = _interpreter_deflate(data, zinfo._compresslevel)
+        zinfo.compress_size = 0
+        zinfo.CRC = 0
+        (
+            zinfo.header_offset, zinfo.CRC, zinfo.compress_size, zinfo.file_size,
+            _flag_bits_written, zinfo.external_attr, zinfo.create_version, zinfo.extract_version,
+        ) = self._writer.add(
+            zinfo.filename, zinfo.date_time, zinfo.compress_type, zinfo.create_system,
+            zinfo.create_version, zinfo.extract_version, zinfo.reserved, zinfo.internal_attr,
+            zinfo.external_attr, zinfo.extra, zinfo.comment, data, precompressed,
+        )  # fmt: skip
+        zinfo.flag_bits = 0  # zipfile keeps the UTF-8 name flag out of the ZipInfo
+        self.filelist.append(zinfo)
+        self.NameToInfo[zinfo.filename] = zinfo
+        self._data.append(data)
+        return None
+
+    def close(self) -> None:
+        if self._delegate is not None:
+            self._delegate.close()
+            self.fp = None
+            return
+        if self.fp is None:
+            return
+        fp, self.fp = self.fp, None
+        archive = self._writer.finish(self._comment)
+        self._data.clear()
+        fp.write(archive)
+        fp.flush()
+
+    def namelist(self) -> list[str]:
+        if self._delegate is not None:
+            return self._delegate.namelist()
+        return [info.filename for info in self.filelist]
+
+    def infolist(self) -> list[zipfile.ZipInfo]:
+        return self._delegate.infolist() if self._delegate is not None else self.filelist
+
+    def getinfo(self, name: str) -> zipfile.ZipInfo:
+        if self._delegate is not None:
+            return self._delegate.getinfo(name)
+        info = self.NameToInfo.get(name)
+        if info is None:
+            raise KeyError("There is no item named %r in the archive" % name)
+        return info
+
+    @property
+    def comment(self) -> bytes:
+        return self._delegate.comment if self._delegate is not None else self._comment
+
+    @comment.setter
+    def comment(self, comment: bytes) -> None:
+        if self._delegate is not None:
+            self._delegate.comment = comment
+            return
+        if not isinstance(comment, bytes):
+            raise TypeError("comment: expected bytes, got %s" % type(comment).__name__)
+        if len(comment) > zipfile.ZIP_MAX_COMMENT:
+            warnings.warn("Archive comment is too long; truncating to %d bytes" % zipfile.ZIP_MAX_COMMENT, stacklevel=2)
+            comment = comment[: zipfile.ZIP_MAX_COMMENT]
+        self._comment = comment
+
+    def __enter__(self) -> PayloadZipFile:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.fp is None else "mode='w'"
+        return f"<{type(self).__name__} {state} native={self._delegate is None}>"
+
+    # -- everything else: a real ZipFile ----------------------------------------------------
+
+    def hand_over(self) -> zipfile.ZipFile:
+        """From here on a real ``zipfile.ZipFile`` on the same file does the work: it writes
+        again the entries written so far (with their ZipInfo objects) and takes every call."""
+        if self._delegate is None:
+            if self.fp is None:
+                raise ValueError("Attempt to write to ZIP archive that was already closed")
+            delegate = zipfile.ZipFile(self.fp, mode="w", compression=self.compression)
+            delegate.comment = self._comment
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # duplicates were warned about once already
+                for info, data in zip(self.filelist, self._data):
+                    delegate.writestr(info, data)
+            self._delegate, self._data = delegate, []
+            self.filelist, self.NameToInfo = delegate.filelist, delegate.NameToInfo
+        return self._delegate
+
+    def __getattr__(self, name: str) -> t.Any:
+        if name.startswith("__") or name in ("_delegate", "_writer", "_data"):
+            raise AttributeError(name)
+        return getattr(self.hand_over(), name)
+
+    def _new_info(self, arcname: str) -> zipfile.ZipInfo:
+        # What writestr makes of a bare name: local time, the archive's compression.
+        zinfo = zipfile.ZipInfo(filename=arcname, date_time=time.localtime(time.time())[:6])
+        zinfo.compress_type = self.compression
+        zinfo._compresslevel = self.compresslevel
+        if zinfo.filename.endswith("/"):
+            zinfo.external_attr = 0o40775 << 16 | 0x10
+        else:
+            zinfo.external_attr = 0o600 << 16
+        return zinfo

@@ -1,0 +1,185 @@
+"""``PayloadZipFile`` against ``zipfile.ZipFile``: the same calls, the same bytes, the same
+``ZipInfo`` objects afterwards."""
+
+from __future__ import annotations
+
+import io
+import time
+import zipfile
+
+import pytest
+
+from ansible_accel import payload
+
+DT = (2025, 3, 4, 5, 6, 6)
+ZIPINFO_FIELDS = [
+    "orig_filename", "filename", "date_time", "compress_type", "_compresslevel", "comment", "extra",
+    "create_system", "create_version", "extract_version", "reserved", "flag_bits", "volume",
+    "internal_attr", "external_attr", "header_offset", "CRC", "compress_size", "file_size",
+]  # fmt: skip
+
+
+def run_both(script):
+    """Run ``script(archive)`` on a real ZipFile and on a PayloadZipFile (both over a fresh
+    BytesIO, ZIP_DEFLATED); return both buffers' bytes and archives."""
+    results = []
+    for make in (lambda fp: zipfile.ZipFile(fp, mode="w", compression=zipfile.ZIP_DEFLATED),
+                 lambda fp: payload.PayloadZipFile(fp, zipfile.ZIP_DEFLATED)):  # fmt: skip
+        buffer = io.BytesIO()
+        archive = make(buffer)
+        script(archive)
+        archive.close()
+        results.append((buffer.getvalue(), archive))
+    return results
+
+
+def infos(archive):
+    return [{f: getattr(i, f) for f in ZIPINFO_FIELDS} for i in archive.infolist()]
+
+
+def ansible_like_entries(archive):
+    for name, data in [("ansible/__init__.py", b"x = 1\n" * 50), ("ansible/module_utils/\u00e9.py", b""), ("m.py", bytes(range(256)) * 40)]:
+        info = zipfile.ZipInfo(filename=name, date_time=DT)
+        info.compress_type = archive.compression
+        archive.writestr(info, data)
+
+
+def test_ansible_like_writes_give_the_same_bytes_and_zipinfos():
+    (expected, ref), (got, native) = run_both(ansible_like_entries)
+    assert got == expected
+    assert infos(native) == infos(ref)
+    assert native.namelist() == ref.namelist()
+    assert native.fp is None and ref.fp is None
+
+
+def test_writestr_with_a_bare_name_uses_local_time_like_zipfile(monkeypatch):
+    monkeypatch.setattr(time, "time", lambda: 1_700_000_000.0)
+
+    def script(archive):
+        archive.writestr("plain.txt", "caf\u00e9 text")
+        archive.writestr("folder/", b"")
+        archive.writestr("stored.bin", b"abc" * 100, compress_type=zipfile.ZIP_STORED)
+
+    (expected, ref), (got, native) = run_both(script)
+    assert got == expected
+    assert infos(native) == infos(ref)
+
+
+def test_a_compression_level_goes_through_the_interpreters_zlib():
+    def script(archive):
+        archive.writestr("fast.txt", b"abcdefgh" * 5000, compresslevel=1)
+        info = zipfile.ZipInfo("best.txt", DT)
+        info.compress_type = zipfile.ZIP_DEFLATED
+        info._compresslevel = 9
+        archive.writestr(info, b"0123456789" * 7000)
+
+    (expected, ref), (got, native) = run_both(script)
+    assert got == expected
+    assert native._delegate is None  # still native
+
+
+def test_custom_zipinfo_fields_reach_the_bytes_like_in_zipfile():
+    def script(archive):
+        info = zipfile.ZipInfo("custom", DT)
+        info.compress_type = zipfile.ZIP_DEFLATED
+        info.external_attr = 0o755 << 16
+        info.create_system = 0
+        info.internal_attr = 1
+        info.extra = b"\x99\x99\x02\x00ab"
+        info.comment = b"a comment"
+        archive.writestr(info, b"payload")
+        archive.comment = b"archive comment"
+
+    (expected, ref), (got, native) = run_both(script)
+    assert got == expected
+    assert infos(native) == infos(ref)
+
+
+def test_zip64_records_match_zipfile_when_the_limits_are_lowered(monkeypatch):
+    monkeypatch.setattr(zipfile, "ZIP64_LIMIT", 1000)
+    monkeypatch.setattr(zipfile, "ZIP_FILECOUNT_LIMIT", 3)
+
+    def script(archive):
+        for i in range(6):
+            info = zipfile.ZipInfo(f"f{i}", DT)
+            info.compress_type = zipfile.ZIP_STORED if i % 2 else zipfile.ZIP_DEFLATED
+            info.extra = b"\x01\x00\x00\x00" if i == 3 else b""
+            archive.writestr(info, bytes(range(256)) * i + b"text " * 100 * i)
+
+    (expected, ref), (got, native) = run_both(script)
+    assert got == expected
+    assert infos(native) == infos(ref)
+
+
+def test_other_calls_hand_the_archive_to_zipfile_with_the_same_bytes(tmp_path):
+    on_disk = tmp_path / "f.txt"
+    on_disk.write_bytes(b"from disk\n" * 100)
+
+    def script(archive):
+        ansible_like_entries(archive)
+        archive.write(on_disk, "disk/f.txt")  # not in PayloadZipFile: hands over
+        info = zipfile.ZipInfo("after", DT)
+        info.compress_type = zipfile.ZIP_DEFLATED
+        archive.writestr(info, b"more")
+
+    (expected, ref), (got, native) = run_both(script)
+    # zipfile.write() stamps the file's mtime: equal in both runs, as is every other byte.
+    assert got == expected
+    assert native._delegate is not None
+    assert native.namelist() == ref.namelist()
+
+
+def test_a_bzip2_entry_hands_over_too():
+    def script(archive):
+        ansible_like_entries(archive)
+        info = zipfile.ZipInfo("b.bz2", DT)
+        info.compress_type = zipfile.ZIP_BZIP2
+        archive.writestr(info, b"bzip2 me " * 100)
+
+    (expected, _), (got, native) = run_both(script)
+    assert got == expected
+    assert native._delegate is not None
+
+
+def test_closed_archives_refuse_writes_like_zipfile():
+    for archive in (zipfile.ZipFile(io.BytesIO(), "w"), payload.PayloadZipFile(io.BytesIO())):
+        archive.close()
+        archive.close()  # twice is fine
+        with pytest.raises(ValueError, match="Attempt to write to ZIP archive that was already closed"):
+            archive.writestr(zipfile.ZipInfo("x", DT), b"")
+
+
+def test_context_manager_and_getinfo():
+    buffer = io.BytesIO()
+    with payload.PayloadZipFile(buffer, zipfile.ZIP_STORED) as archive:
+        archive.writestr(zipfile.ZipInfo("a", DT), b"data")
+        assert archive.getinfo("a").file_size == 4
+        with pytest.raises(KeyError, match="There is no item named 'b' in the archive"):
+            archive.getinfo("b")
+    assert zipfile.ZipFile(buffer).read("a") == b"data"
+
+
+def test_unknown_compression_is_refused_like_zipfile():
+    with pytest.raises(NotImplementedError, match="That compression method is not supported"):
+        payload.PayloadZipFile(io.BytesIO(), 99)
+
+
+def test_an_entry_too_large_for_its_headers_fails_and_leaves_what_zipfile_leaves(monkeypatch):
+    # Below ZIP64_LIMIT / 1.05 bytes no ZIP64 header is made; 38 bytes of noise deflate to
+    # more than 40: zipfile raises after writing them, and the next entry overwrites them.
+    monkeypatch.setattr(zipfile, "ZIP64_LIMIT", 40)
+    noise = bytes((i * 2654435761 >> 7) & 0xFF for i in range(38))
+    errors = []
+
+    def script(archive):
+        info = zipfile.ZipInfo("noise", DT)
+        info.compress_type = zipfile.ZIP_DEFLATED
+        with pytest.raises(RuntimeError, match="Compressed size too large, try using force_zip64") as raised:
+            archive.writestr(info, noise)
+        errors.append(raised.value.args)
+        archive.writestr(zipfile.ZipInfo("ok", DT), b"ok")
+
+    (expected, ref), (got, native) = run_both(script)
+    assert got == expected
+    assert errors[0] == errors[1]
+    assert native.namelist() == ref.namelist() == ["ok"]
