@@ -65,12 +65,17 @@ _global_reason: str | None = None
 
 
 def core_version() -> str | None:
-    """The installed ansible-core's version, or None when it cannot be imported."""
-    try:
-        from ansible.release import __version__
-    except Exception:  # noqa: BLE001 - any import failure means "no usable ansible-core"
-        return None
-    return __version__
+    """The installed ansible-core's version, or None when it cannot be imported.
+
+    ``ansible.module_utils.ansible_release`` answers where only module_utils is importable
+    (ansible-test runs module_utils unit tests against such a reduced ``ansible`` package).
+    """
+    for module_name in ("ansible.release", "ansible.module_utils.ansible_release"):
+        try:
+            return importlib.import_module(module_name).__version__
+        except Exception:  # noqa: BLE001 - any import failure means "try the next / not usable"
+            continue
+    return None
 
 
 def version_support(version: str | None) -> str | None:
@@ -139,6 +144,13 @@ def _install_path(path: str, module_name: str) -> None:
         patches = integration.plan()
     except Unavailable as ex:
         state.active, state.reason = False, str(ex)
+        return
+    except ModuleNotFoundError as ex:
+        # Only a missing part of ansible-core itself (a module_utils-only ``ansible`` package)
+        # makes a path unavailable; any other missing module is a bug and propagates.
+        if not (ex.name == "ansible" or (ex.name or "").startswith("ansible.")):
+            raise
+        state.active, state.reason = False, f"{ex.name} is not importable here"
         return
     applied: list[_Applied] = []
     try:
