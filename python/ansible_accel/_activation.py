@@ -173,7 +173,8 @@ def uninstall() -> dict:
     """Put back every original object; idempotent.  Returns ``status()``."""
     global _installed
     with _lock:
-        for path, state in _paths.items():
+        # Last installed, first reverted: two paths patching one attribute unwind correctly.
+        for path, state in reversed(_paths.items()):
             try:
                 if state.active:
                     integration = importlib.import_module(f"{__package__}._integrations.{PATH_MODULES[path]}")
