@@ -39,7 +39,11 @@ ROUTE_HOSTS = "host01:host02:host03"
 ROUTE_PROBES_PER_HOST = 2
 
 # Result keys whose values differ from run to run without meaning anything.
-VOLATILE_KEYS = {"start", "end", "delta", "elapsed", "atime", "mtime", "ctime", "inode", "worker_pid"}
+VOLATILE_KEYS = {"start", "end", "delta", "elapsed", "worker_pid"}
+# ... and in file status dicts (stat, find: those with an "inode"), times and inode identity.
+VOLATILE_FILE_KEYS = {"atime", "mtime", "ctime", "inode", "version"}
+# copy's content= goes through a controller temporary file with a random name.
+RANDOM_BASENAME = re.compile(r"\.?(?:tmp)?[a-z0-9_]{8}")
 # Temporary paths ansible-core makes up per task (remote tmp, module tmp).
 TMP_PATH = re.compile(r"""(?:/[^\s'"]*)?ansible-(?:module)?tmp-[^\s'"]*""")
 
@@ -115,7 +119,11 @@ def run_demo_playbook(mode: str, work: str) -> Run:
 
 def normalise(value):
     if isinstance(value, dict):
-        return {k: normalise(v) for k, v in value.items() if k not in VOLATILE_KEYS}
+        drop = VOLATILE_KEYS | (VOLATILE_FILE_KEYS if "inode" in value else set())
+        result = {k: normalise(v) for k, v in value.items() if k not in drop}
+        if isinstance(result.get("_original_basename"), str) and RANDOM_BASENAME.fullmatch(result["_original_basename"]):
+            result["_original_basename"] = "<random>"
+        return result
     if isinstance(value, list):
         return [normalise(v) for v in value]
     if isinstance(value, str):
