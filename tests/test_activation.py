@@ -408,10 +408,20 @@ def test_wrapper_passes_the_exit_code_through(tmp_path, text, expected):
     assert wrapped.returncode == expected, wrapped.stdout
 
 
-def test_wrapper_version_exits_zero():
-    completed = run([os.path.join(BIN, "ansible-accel"), "ansible-playbook", "--version"])
-    assert completed.returncode == 0
-    assert "ansible-playbook [core " in completed.stdout
+@pytest.mark.parametrize("command", ["ansible-playbook", "ansible", "ansible-console"])
+def test_wrapper_version_is_the_commands_own(command):
+    wrapped = run([os.path.join(BIN, "ansible-accel"), command, "--version"])
+    plain = run([os.path.join(BIN, command), "--version"])
+    assert wrapped.returncode == 0
+    assert f"{command} [core " in wrapped.stdout
+    assert wrapped.stdout == plain.stdout  # including "executable location"
+
+
+def test_wrapper_runs_adhoc_with_its_exit_code(tmp_path):
+    command = ["ansible", "all", "-i", "localhost,", "-c", "local", "-m", "ansible.builtin.fail", "-a", "msg=no"]
+    assert run([os.path.join(BIN, "ansible-accel"), *command]).returncode == 2
+    command[-4:] = ["-m", "ansible.builtin.debug", "-a", "msg=yes"]
+    assert run([os.path.join(BIN, "ansible-accel"), *command]).returncode == 0
 
 
 # --- ANSIBLE_ACCEL_STATS ---------------------------------------------------------------------
