@@ -465,3 +465,36 @@ def test_stats_file_says_why_when_disabled(tmp_path):
     assert stats["installed"] is False
     assert stats["reason"] == "disabled by ANSIBLE_ACCEL=0"
     assert stats["run"]["processes"] == 1  # nothing hooked in the workers
+
+
+_HOOK_SCRIPT = """
+import json, ansible_accel
+from ansible.executor.task_queue_manager import FinalQueue
+original = vars(FinalQueue)["send_task_result"]
+ansible_accel.install()
+hooked = vars(FinalQueue)["send_task_result"]
+ansible_accel.uninstall()
+restored = vars(FinalQueue)["send_task_result"]
+ansible_accel.install()
+print(json.dumps({"hooked": hooked is not original and hooked.__wrapped__ is original,
+                  "restored": restored is original,
+                  "rehooked": vars(FinalQueue)["send_task_result"] is not original}))
+"""
+
+
+def test_stats_worker_hook_is_reverted_by_uninstall(tmp_path):
+    """With ANSIBLE_ACCEL_STATS, workers report before sending their result; uninstall()
+    puts ansible-core's own method back like any other patch."""
+    completed = run([sys.executable, "-c", _HOOK_SCRIPT], ANSIBLE_ACCEL_STATS=str(tmp_path / "stats.json"))
+    assert completed.returncode == 0, completed.stdout
+    assert json.loads(completed.stdout) == {"hooked": True, "restored": True, "rehooked": True}
+    assert json.loads((tmp_path / "stats.json").read_text())["installed"] is True
+
+
+def test_no_stats_hooks_without_the_variable():
+    script = (
+        "import ansible_accel; from ansible_accel import _stats; ansible_accel.install();"
+        "print(_stats._owner_pid, _stats._workers_hooked, len(_stats._send_hook))"
+    )
+    completed = run([sys.executable, "-c", script])
+    assert completed.stdout.split() == ["None", "False", "0"]
