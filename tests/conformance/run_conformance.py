@@ -281,6 +281,9 @@ def compare(off: dict, on: dict) -> list[str]:
         status = run.get("install_status") or {}
         if not status.get("installed") or not run.get("still_installed"):
             problems.append(f"{context}: the 'on' run did not install ansible-accel: {status.get('reason')}")
+        for path, info in status.items():
+            if isinstance(info, dict) and str(info.get("reason") or "").startswith("failed to switch on"):
+                problems.append(f"{context}: path {path} broke while switching on: {info['reason']}")
     for context, run in off["contexts"].items():
         if run.get("accel_installed"):
             problems.append(f"{context}: ansible-accel was installed during the 'off' run")

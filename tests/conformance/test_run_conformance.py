@@ -54,6 +54,13 @@ def test_on_must_really_install():
     assert problems == ["controller: the 'on' run did not install ansible-accel: disabled by ANSIBLE_ACCEL=0"]
 
 
+def test_a_path_that_breaks_while_switching_on_fails_the_run():
+    status = {"installed": True, "reason": None, "argspec": {"active": False, "reason": "failed to switch on: KeyError: 'x'"},
+              "finder": {"active": False, "reason": "ansible.executor is not importable here"}}  # fmt: skip
+    problems = runner.compare(mode_run({"a": "passed"}), mode_run({"a": "passed"}, install_status=status, still_installed=True))
+    assert problems == ["controller: path argspec broke while switching on: failed to switch on: KeyError: 'x'"]
+
+
 def test_off_must_not_install_and_must_pass_something():
     problems = runner.compare(mode_run({"a": "failed"}, accel_installed=True), mode_run({"a": "failed"}, **INSTALLED))
     assert problems == ["controller: ansible-accel was installed during the 'off' run", "no test passed in the 'off' run"]

@@ -309,8 +309,13 @@ def main(argv: list[str] | None = None) -> int:
             routes = [check_route(work, name) for name in ROUTES]
         print_table(version, runs["off"], runs["on"], diffs, routes)
         failed = bool(diffs) or any(r.returncode != 0 for r in runs.values()) or not all(r.ok for r in routes)
-        if not (runs["on"].stats or {}).get("installed"):
+        stats = runs["on"].stats or {}
+        if not stats.get("installed"):
             print("  the 'on' run did not install ansible-accel")
+            failed = True
+        broken = [p for p, info in stats.items() if isinstance(info, dict) and str(info.get("reason") or "").startswith("failed to switch on")]
+        if broken:
+            print(f"  paths that broke while switching on: {', '.join(broken)}")
             failed = True
     finally:
         if options.keep:
