@@ -10,9 +10,8 @@ import subprocess
 import sys
 import types
 
-import pytest
-
 import ansible_accel
+import pytest
 from ansible_accel import _activation, _counters
 
 BIN = os.path.dirname(sys.executable)
@@ -33,7 +32,9 @@ def clean_state(monkeypatch):
 def run(command: list[str], **env: str) -> subprocess.CompletedProcess:
     environment = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
     environment.update(env)
-    return subprocess.run(command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    return subprocess.run(
+        command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300
+    )
 
 
 def raw(owner, attr):
@@ -46,13 +47,16 @@ def patched_attributes() -> list[tuple[object, str]]:
 
 # --- install / uninstall / status ------------------------------------------------------------
 
+
 def test_install_is_idempotent():
     first = ansible_accel.install()
     applied = {path: list(state.applied) for path, state in _activation._paths.items()}
     values = [getattr(owner, attr) for owner, attr in patched_attributes()]
     second = ansible_accel.install()
     assert first["installed"] and second["installed"]
-    assert {p: first[p]["active"] for p in _activation.PATH_MODULES} == {p: second[p]["active"] for p in _activation.PATH_MODULES}
+    assert {p: first[p]["active"] for p in _activation.PATH_MODULES} == {
+        p: second[p]["active"] for p in _activation.PATH_MODULES
+    }
     assert {path: list(state.applied) for path, state in _activation._paths.items()} == applied
     assert [getattr(owner, attr) for owner, attr in patched_attributes()] == values  # not patched twice
 
@@ -116,6 +120,7 @@ def test_counters_show_in_status():
 
 # --- the patch mechanism on throwaway objects ------------------------------------------------
 
+
 class _Base:
     inherited = "base value"
 
@@ -170,13 +175,14 @@ def test_staticmethod_and_classmethod_behave_after_revert():
 
 # --- the whole mechanism with a throwaway integration on real ansible-core objects -----------
 
+
 @pytest.fixture
 def throwaway_integration(monkeypatch):
     """Every path redirected: "argspec" to an integration patching three real ansible-core
     attributes (a module function, an own class attribute, an inherited class attribute),
     the others to an integration that is unavailable."""
-    from ansible.module_utils.common import arg_spec, validation
     from ansible.module_utils import errors
+    from ansible.module_utils.common import arg_spec, validation
 
     calls = []
     original_check = validation.check_type_bool
@@ -203,13 +209,17 @@ def throwaway_integration(monkeypatch):
     monkeypatch.setitem(sys.modules, off.__name__, off)
     for path in _activation.PATH_MODULES:
         monkeypatch.setitem(_activation.PATH_MODULES, path, "_throwaway" if path == "argspec" else "_throwaway_off")
-    targets = [(validation, "check_type_bool"), (arg_spec.ArgumentSpecValidator, "validate"), (errors.ArgumentTypeError, "msg")]
+    targets = [
+        (validation, "check_type_bool"),
+        (arg_spec.ArgumentSpecValidator, "validate"),
+        (errors.ArgumentTypeError, "msg"),
+    ]
     return calls, targets
 
 
 def test_throwaway_integration_round_trip(throwaway_integration):
-    from ansible.module_utils.common import validation
     from ansible.module_utils import errors
+    from ansible.module_utils.common import validation
 
     calls, targets = throwaway_integration
     before = [raw(owner, attr) for owner, attr in targets]
@@ -271,6 +281,7 @@ def test_two_paths_patching_one_attribute_unwind_in_order(monkeypatch):
 
 # --- versions and ANSIBLE_ACCEL=0 ------------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     "version",
     ["2.19.0", "2.19.14", "2.19.0b1", "2.19.1rc1", "2.20.0", "2.20.4", "2.21.5", "2.21.0rc2",
@@ -302,7 +313,9 @@ def test_unsupported_version_patches_nothing(monkeypatch, throwaway_integration)
     assert report["installed"] is False
     assert report["supported"] is False
     assert report["reason"] == f"ansible-core 2.18.3 is not supported (supported: {_activation.SUPPORTED_TEXT})"
-    assert all(report[p]["active"] is False and report[p]["reason"] == report["reason"] for p in _activation.PATH_MODULES)
+    assert all(
+        report[p]["active"] is False and report[p]["reason"] == report["reason"] for p in _activation.PATH_MODULES
+    )
     assert calls == []
     assert [raw(owner, attr) for owner, attr in targets] == before
 
@@ -328,6 +341,7 @@ def test_ansible_accel_1_does_not_disable():
 
 
 # --- the command-line tool -------------------------------------------------------------------
+
 
 def test_cli_status_lists_version_and_paths():
     completed = run([os.path.join(BIN, "ansible-accel"), "status"])
@@ -425,6 +439,7 @@ def test_wrapper_runs_adhoc_with_its_exit_code(tmp_path):
 
 
 # --- ANSIBLE_ACCEL_STATS ---------------------------------------------------------------------
+
 
 def _probe_run(tmp_path, *extra_args: str, **env: str) -> tuple[subprocess.CompletedProcess, dict]:
     stats = tmp_path / "stats.json"

@@ -99,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="ansible-accel",
         description="Native hot paths for ansible-core. Also: ansible-accel "
-        + "|".join(ANSIBLE_COMMANDS) + " ARGS... runs that command accelerated.",
+        + "|".join(ANSIBLE_COMMANDS)
+        + " ARGS... runs that command accelerated.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
     status_cmd = sub.add_parser("status", help="switch the accelerator on here and show what is active")

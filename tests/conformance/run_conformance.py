@@ -87,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
 
 # --- the sdist -------------------------------------------------------------------------------
 
+
 def unpacked_sdist(version: str, cache: str) -> str:
     """The unpacked sdist of ansible-core ``version``, downloading it into ``cache`` if needed."""
     root = os.path.join(cache, "conformance", f"ansible_core-{version}")
@@ -150,6 +151,7 @@ def selected_tests(source: str) -> list[str]:
 
 # --- running pytest --------------------------------------------------------------------------
 
+
 def utf8_locale() -> str:
     """The locale ansible-test would choose: en_US.UTF-8, else C.UTF-8."""
     current = locale.setlocale(locale.LC_ALL)
@@ -186,7 +188,9 @@ def module_utils_only_path(work: str) -> str:
         package = os.path.join(root, "ansible")
         os.makedirs(package)
         open(os.path.join(package, "__init__.py"), "w").close()
-        os.symlink(os.path.join(os.path.dirname(ansible.__file__), "module_utils"), os.path.join(package, "module_utils"))
+        os.symlink(
+            os.path.join(os.path.dirname(ansible.__file__), "module_utils"), os.path.join(package, "module_utils")
+        )
     return root
 
 
@@ -265,7 +269,9 @@ def run_pytest(context: str, mode: str, source: str, paths: list[str], work: str
         print(completed.stdout)
     if completed.returncode not in (0, 1) or not os.path.isfile(results):
         print(completed.stdout[-20000:])
-        raise SystemExit(f"pytest ({context} context, accelerator {mode}) did not complete: exit status {completed.returncode}")
+        raise SystemExit(
+            f"pytest ({context} context, accelerator {mode}) did not complete: exit status {completed.returncode}"
+        )
     with open(results) as handle:
         data = json.load(handle)
     data["seconds"] = elapsed
@@ -274,6 +280,7 @@ def run_pytest(context: str, mode: str, source: str, paths: list[str], work: str
 
 
 # --- comparing and reporting -----------------------------------------------------------------
+
 
 def compare(off: dict, on: dict) -> list[str]:
     problems = []
@@ -309,12 +316,18 @@ def report(version: str, off: dict, on: dict, problems: list[str], seconds: floa
             if run is None:
                 continue
             row = counts(run["outcomes"])
-            print(f"   {context + ' context, ' + mode:<24} {len(run['outcomes']):>6} "
-                  + " ".join(f"{row[o]:>7}" for o in OUTCOMES) + f" {run['seconds']:>8.1f}")
+            print(
+                f"   {context + ' context, ' + mode:<24} {len(run['outcomes']):>6} "
+                + " ".join(f"{row[o]:>7}" for o in OUTCOMES)
+                + f" {run['seconds']:>8.1f}"
+            )
     for mode, run in (("off", off), ("on", on)):
         row = counts(run["outcomes"])
-        print(f"   {'TOTAL ' + mode:<24} {len(run['outcomes']):>6} "
-              + " ".join(f"{row[o]:>7}" for o in OUTCOMES) + f" {run['seconds']:>8.1f}")
+        print(
+            f"   {'TOTAL ' + mode:<24} {len(run['outcomes']):>6} "
+            + " ".join(f"{row[o]:>7}" for o in OUTCOMES)
+            + f" {run['seconds']:>8.1f}"
+        )
     for mode, run in (("off", off), ("on", on)):
         bad = sorted(n for n, o in run["outcomes"].items() if o in ("failed", "error"))
         if bad:
@@ -342,14 +355,18 @@ def print_accelerator(on: dict) -> None:
         counters = run.get("counters") or {}
         paths = {p: info for p, info in status.items() if isinstance(info, dict) and "active" in info}
         active = [p for p, info in paths.items() if info["active"]]
-        print(f"   accelerator on ({context} context): installed={'yes' if status.get('installed') else 'no'}, "
-              f"active paths: {', '.join(active) or 'none'}")
+        print(
+            f"   accelerator on ({context} context): installed={'yes' if status.get('installed') else 'no'}, "
+            f"active paths: {', '.join(active) or 'none'}"
+        )
         for path, info in paths.items():
             c = counters.get(path, {})
             fallbacks = c.get("fallback", {})
             detail = (
-                f"  fallbacks: {', '.join(f'{k}: {v}' for k, v in sorted(fallbacks.items()))}" if fallbacks else ""
-            ) if info["active"] else f"  (inactive: {info.get('reason')})"
+                (f"  fallbacks: {', '.join(f'{k}: {v}' for k, v in sorted(fallbacks.items()))}" if fallbacks else "")
+                if info["active"]
+                else f"  (inactive: {info.get('reason')})"
+            )
             print(f"     {path:<9} native {c.get('native', 0):>7}  fallback {sum(fallbacks.values()):>6}{detail}")
 
 

@@ -45,11 +45,17 @@ def test_a_test_that_stops_passing_fails_the_run(on_outcome):
 
 
 def test_a_test_failing_both_ways_is_not_a_problem_of_ours():
-    assert runner.compare(mode_run({"a": "passed", "b": "failed"}), mode_run({"a": "passed", "b": "failed"}, **INSTALLED)) == []
+    assert (
+        runner.compare(mode_run({"a": "passed", "b": "failed"}), mode_run({"a": "passed", "b": "failed"}, **INSTALLED))
+        == []
+    )
 
 
 def test_on_must_really_install():
-    not_installed = {"install_status": {"installed": False, "reason": "disabled by ANSIBLE_ACCEL=0"}, "still_installed": False}
+    not_installed = {
+        "install_status": {"installed": False, "reason": "disabled by ANSIBLE_ACCEL=0"},
+        "still_installed": False,
+    }
     problems = runner.compare(mode_run({"a": "passed"}), mode_run({"a": "passed"}, **not_installed))
     assert problems == ["controller: the 'on' run did not install ansible-accel: disabled by ANSIBLE_ACCEL=0"]
 
@@ -57,13 +63,18 @@ def test_on_must_really_install():
 def test_a_path_that_breaks_while_switching_on_fails_the_run():
     status = {"installed": True, "reason": None, "argspec": {"active": False, "reason": "failed to switch on: KeyError: 'x'"},
               "finder": {"active": False, "reason": "ansible.executor is not importable here"}}  # fmt: skip
-    problems = runner.compare(mode_run({"a": "passed"}), mode_run({"a": "passed"}, install_status=status, still_installed=True))
+    problems = runner.compare(
+        mode_run({"a": "passed"}), mode_run({"a": "passed"}, install_status=status, still_installed=True)
+    )
     assert problems == ["controller: path argspec broke while switching on: failed to switch on: KeyError: 'x'"]
 
 
 def test_off_must_not_install_and_must_pass_something():
     problems = runner.compare(mode_run({"a": "failed"}, accel_installed=True), mode_run({"a": "failed"}, **INSTALLED))
-    assert problems == ["controller: ansible-accel was installed during the 'off' run", "no test passed in the 'off' run"]
+    assert problems == [
+        "controller: ansible-accel was installed during the 'off' run",
+        "no test passed in the 'off' run",
+    ]
 
 
 def test_contexts_follow_ansible_test(tmp_path):

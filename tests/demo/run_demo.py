@@ -50,6 +50,7 @@ TMP_PATH = re.compile(r"""(?:/[^\s'"]*)?ansible-(?:module)?tmp-[^\s'"]*""")
 
 # --- running ansible -------------------------------------------------------------------------
 
+
 @dataclasses.dataclass
 class Run:
     returncode: int
@@ -73,7 +74,9 @@ def run_ansible(command: list[str], env: dict[str, str], cwd: str) -> Run:
     its workers and the module processes they wait for)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    completed = subprocess.run(command, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+    completed = subprocess.run(
+        command, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace"
+    )
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -101,7 +104,13 @@ def run_demo_playbook(mode: str, work: str) -> Run:
         ANSIBLE_CALLBACKS_ENABLED="demo_results",
         DEMO_RESULTS_FILE=results_file,
     )
-    playbook = ["-i", os.path.join(HERE, "inventory.ini"), os.path.join(HERE, "playbook.yml"), "-e", f"demo_root={demo_root}"]
+    playbook = [
+        "-i",
+        os.path.join(HERE, "inventory.ini"),
+        os.path.join(HERE, "playbook.yml"),
+        "-e",
+        f"demo_root={demo_root}",
+    ]
     if mode == "on":
         env["ANSIBLE_ACCEL_STATS"] = stats_file
         command = [os.path.join(BIN, "ansible-accel"), "ansible-playbook", *playbook]
@@ -117,11 +126,14 @@ def run_demo_playbook(mode: str, work: str) -> Run:
 
 # --- comparing two runs ----------------------------------------------------------------------
 
+
 def normalise(value):
     if isinstance(value, dict):
         drop = VOLATILE_KEYS | (VOLATILE_FILE_KEYS if "inode" in value else set())
         result = {k: normalise(v) for k, v in value.items() if k not in drop}
-        if isinstance(result.get("_original_basename"), str) and RANDOM_BASENAME.fullmatch(result["_original_basename"]):
+        if isinstance(result.get("_original_basename"), str) and RANDOM_BASENAME.fullmatch(
+            result["_original_basename"]
+        ):
             result["_original_basename"] = "<random>"
         return result
     if isinstance(value, list):
@@ -162,7 +174,9 @@ def differences(off: Run, on: Run, limit: int = 10) -> list[str]:
     if a["stats"] != b["stats"]:
         found.append(f"play recap differs: {a['stats']} vs {b['stats']}")
     if normalised_output(off.output) != normalised_output(on.output):
-        only_off = collections.Counter(normalised_output(off.output)) - collections.Counter(normalised_output(on.output))
+        only_off = collections.Counter(normalised_output(off.output)) - collections.Counter(
+            normalised_output(on.output)
+        )
         only_on = collections.Counter(normalised_output(on.output)) - collections.Counter(normalised_output(off.output))
         found.append(f"printed output differs: off only {list(only_off)[:3]}, on only {list(only_on)[:3]}")
     return found[:limit] + ([f"... {len(found) - limit} more"] if len(found) > limit else [])
@@ -182,6 +196,7 @@ def first_difference(a, b, where: str = "") -> str:
 
 # --- the other routes ------------------------------------------------------------------------
 
+
 @dataclasses.dataclass
 class RouteCheck:
     name: str
@@ -190,7 +205,9 @@ class RouteCheck:
 
 
 def accel_config_text() -> str:
-    completed = subprocess.run([os.path.join(BIN, "ansible-accel"), "config"], stdout=subprocess.PIPE, text=True, check=True)
+    completed = subprocess.run(
+        [os.path.join(BIN, "ansible-accel"), "config"], stdout=subprocess.PIPE, text=True, check=True
+    )
     return completed.stdout
 
 
@@ -199,7 +216,9 @@ def config_as_environment(text: str) -> dict[str, str]:
     return dict(re.findall(r"^#\s+(ANSIBLE_[A-Z_]+)=(.*)$", text, flags=re.MULTILINE))
 
 
-def route_run(work: str, name: str, settings: dict[str, str], expect_installed: bool, adhoc: bool = False) -> tuple[Run, dict | None]:
+def route_run(
+    work: str, name: str, settings: dict[str, str], expect_installed: bool, adhoc: bool = False
+) -> tuple[Run, dict | None]:
     stats_file = os.path.join(work, f"route-{name}.json")
     env = clean_environment(ANSIBLE_ACCEL_STATS=stats_file, **settings)
     env.setdefault("ANSIBLE_CONFIG", os.path.join(work, "empty.cfg"))
@@ -249,7 +268,11 @@ def check_route(work: str, name: str) -> RouteCheck:
     counted = stats["run"]["paths"]["finder"].get("events", {}).get("route_probe", 0)
     processes = stats["run"]["processes"]
     ok = counted == probes and processes >= 1 + probes
-    return RouteCheck(name, ok, f"installed before the workers forked; {counted}/{probes} worker probes counted, {processes} processes reported")
+    return RouteCheck(
+        name,
+        ok,
+        f"installed before the workers forked; {counted}/{probes} worker probes counted, {processes} processes reported",
+    )
 
 
 ROUTES = ("cfg", "env", "adhoc", "disabled")
@@ -257,27 +280,34 @@ ROUTES = ("cfg", "env", "adhoc", "disabled")
 
 # --- the report ------------------------------------------------------------------------------
 
+
 def print_table(version: str, off: Run, on: Run, diffs: list[str], routes: list[RouteCheck]) -> None:
     hosts = len((off.results or {}).get("hosts", {}))
     tasks = sum(len(v) for v in (off.results or {}).get("hosts", {}).values())
-    print(f"\nansible-accel demo: ansible-core {version}, Python {sys.version.split()[0]}, "
-          f"{hosts} hosts, {tasks} task results per run")
+    print(
+        f"\nansible-accel demo: ansible-core {version}, Python {sys.version.split()[0]}, "
+        f"{hosts} hosts, {tasks} task results per run"
+    )
     print(f"  {'':<34} {'off':>10} {'on':>10}")
     print(f"  {'exit status':<34} {off.returncode:>10} {on.returncode:>10}")
     print(f"  {'wall time (s)':<34} {off.wall:>10.2f} {on.wall:>10.2f}")
     print(f"  {'CPU time, controller tree (s)':<34} {off.cpu:>10.2f} {on.cpu:>10.2f}")
     print(f"  {'results identical':<34} {'yes' if not diffs else 'NO':>21}")
     stats = on.stats or {}
-    print(f"\n  accelerator (ANSIBLE_ACCEL_STATS): installed={'yes' if stats.get('installed') else 'no'}"
-          + (f" ({stats.get('reason')})" if stats.get("reason") else "")
-          + f", processes reporting: {stats.get('run', {}).get('processes', 0)}")
+    print(
+        f"\n  accelerator (ANSIBLE_ACCEL_STATS): installed={'yes' if stats.get('installed') else 'no'}"
+        + (f" ({stats.get('reason')})" if stats.get("reason") else "")
+        + f", processes reporting: {stats.get('run', {}).get('processes', 0)}"
+    )
     print(f"  {'path':<10} {'active':<7} {'native':>9} {'fallback':>9}  reason / fallbacks")
     for path, info in stats.get("run", {}).get("paths", {}).items():
         state = stats.get(path, {})
         fallbacks = info.get("fallback", {})
         detail = state.get("reason") or ", ".join(f"{k}: {v}" for k, v in sorted(fallbacks.items()))
-        print(f"  {path:<10} {'yes' if state.get('active') else 'no':<7} {info.get('native', 0):>9} "
-              f"{sum(fallbacks.values()):>9}  {detail}")
+        print(
+            f"  {path:<10} {'yes' if state.get('active') else 'no':<7} {info.get('native', 0):>9} "
+            f"{sum(fallbacks.values()):>9}  {detail}"
+        )
     for diff in diffs:
         print(f"  DIFFERENCE: {diff}")
     if routes:
@@ -313,7 +343,11 @@ def main(argv: list[str] | None = None) -> int:
         if not stats.get("installed"):
             print("  the 'on' run did not install ansible-accel")
             failed = True
-        broken = [p for p, info in stats.items() if isinstance(info, dict) and str(info.get("reason") or "").startswith("failed to switch on")]
+        broken = [
+            p
+            for p, info in stats.items()
+            if isinstance(info, dict) and str(info.get("reason") or "").startswith("failed to switch on")
+        ]
         if broken:
             print(f"  paths that broke while switching on: {', '.join(broken)}")
             failed = True

@@ -9,9 +9,8 @@ lists them, and only an enabled one should switch the accelerator on.
 
 from __future__ import annotations
 
-from ansible.plugins.callback import CallbackBase
-
 import ansible_accel
+from ansible.plugins.callback import CallbackBase
 
 DOCUMENTATION = """
     name: ansible_accel

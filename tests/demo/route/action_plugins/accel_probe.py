@@ -26,5 +26,7 @@ class ActionModule(ActionBase):
         expected = self._task.args.get("expect_installed")
         result.update(changed=False, accel_installed=installed, worker_pid=os.getpid())
         if expected is not None and bool(expected) != installed:
-            result.update(failed=True, msg=f"ansible-accel installed in the worker: {installed}, expected {bool(expected)}")
+            result.update(
+                failed=True, msg=f"ansible-accel installed in the worker: {installed}, expected {bool(expected)}"
+            )
         return result
