@@ -65,12 +65,17 @@ _global_reason: str | None = None
 
 
 def core_version() -> str | None:
-    """The installed ansible-core's version, or None when it cannot be imported."""
-    try:
-        from ansible.release import __version__
-    except Exception:  # noqa: BLE001 - any import failure means "no usable ansible-core"
-        return None
-    return __version__
+    """The installed ansible-core's version, or None when it cannot be imported.
+
+    ``ansible.module_utils.ansible_release`` answers where only module_utils is importable
+    (ansible-test runs module_utils unit tests against such a reduced ``ansible`` package).
+    """
+    for module_name in ("ansible.release", "ansible.module_utils.ansible_release"):
+        try:
+            return importlib.import_module(module_name).__version__
+        except Exception:  # noqa: BLE001 - any import failure means "try the next / not usable"
+            continue
+    return None
 
 
 def version_support(version: str | None) -> str | None:
@@ -117,14 +122,15 @@ def install() -> dict:
     with _lock:
         if _installed:
             return status()
+        from . import _stats
+
         _core_version = core_version()
         _global_reason = "disabled by ANSIBLE_ACCEL=0" if disabled_by_env() else version_support(_core_version)
         if _global_reason is not None:
             for state in _paths.values():
                 state.active, state.reason = False, _global_reason
+            _stats.activate(hook_workers=False)  # the stats file then says why nothing ran
             return status()
-        from . import _stats
-
         _stats.activate()
         for path, module_name in PATH_MODULES.items():
             _install_path(path, module_name)
@@ -133,40 +139,55 @@ def install() -> dict:
 
 
 def _install_path(path: str, module_name: str) -> None:
+    """Switch one path on, or leave it off with the reason.  A failing integration never
+    breaks the ansible run it is loaded into: whatever it patched is put back and status()
+    says what went wrong."""
     state = _paths[path]
+    applied: list[_Applied] = []
     try:
         integration = importlib.import_module(f"{__package__}._integrations.{module_name}")
         patches = integration.plan()
-    except Unavailable as ex:
-        state.active, state.reason = False, str(ex)
-        return
-    applied: list[_Applied] = []
-    try:
         for patch in patches:
             applied.append(_apply(patch))
-    except BaseException:
+        hook = getattr(integration, "after_install", None)
+        if hook is not None:
+            hook()
+    except Exception as ex:  # noqa: BLE001 - see the docstring
         for item in reversed(applied):
             _revert(item)
-        raise
+        state.active, state.applied, state.reason = False, [], _unavailable_reason(ex)
+        return
     state.active, state.reason, state.applied = True, None, applied
-    hook = getattr(integration, "after_install", None)
-    if hook is not None:
-        hook()
+
+
+def _unavailable_reason(ex: Exception) -> str:
+    if isinstance(ex, Unavailable):
+        return str(ex)
+    if isinstance(ex, ModuleNotFoundError) and (ex.name or "").split(".")[0] == "ansible":
+        # a module_utils-only ``ansible`` package, as ansible-test gives module_utils tests
+        return f"{ex.name} is not importable here"
+    return f"failed to switch on: {type(ex).__name__}: {ex}"
 
 
 def uninstall() -> dict:
     """Put back every original object; idempotent.  Returns ``status()``."""
     global _installed
     with _lock:
-        for path, state in _paths.items():
-            if state.active:
-                integration = importlib.import_module(f"{__package__}._integrations.{PATH_MODULES[path]}")
-                hook = getattr(integration, "before_uninstall", None)
-                if hook is not None:
-                    hook()
-            for item in reversed(state.applied):
-                _revert(item)
-            state.active, state.reason, state.applied = False, "not installed", []
+        # Last installed, first reverted: two paths patching one attribute unwind correctly.
+        for path, state in reversed(_paths.items()):
+            try:
+                if state.active:
+                    integration = importlib.import_module(f"{__package__}._integrations.{PATH_MODULES[path]}")
+                    hook = getattr(integration, "before_uninstall", None)
+                    if hook is not None:
+                        hook()
+            finally:  # the originals go back even if a hook fails
+                for item in reversed(state.applied):
+                    _revert(item)
+                state.active, state.reason, state.applied = False, "not installed", []
+        from . import _stats
+
+        _stats.deactivate()
         _installed = False
         return status()
 
@@ -183,7 +204,7 @@ def status() -> dict:
         "ansible_core": version,
         "supported": version_support(version) is None,
         "installed": _installed,
-        "reason": _global_reason if not _installed else None,
+        "reason": (_global_reason or "not installed") if not _installed else None,
     }
     for path, state in _paths.items():
         result[path] = {"active": state.active, "reason": state.reason, **counts[path]}

@@ -72,8 +72,13 @@ def run_ansible(command: str, args: list[str]) -> int:
     """Run an ansible command in this process with the accelerator on; its exit code."""
     _activation.install()
     module = importlib.import_module(f"ansible.cli.{ANSIBLE_COMMANDS[command]}")
+    # ansible-core reads sys.argv[0] too (``--version``'s executable location, ansible-pull,
+    # the ssh connection's askpass helper): make it the command's own script beside ours.
+    argv0 = os.path.join(os.path.dirname(os.path.abspath(sys.argv[0])), command) if sys.argv and sys.argv[0] else ""
+    argv = [argv0 if os.path.isfile(argv0) else command, *args]
+    saved_argv, sys.argv = sys.argv, argv
     try:
-        module.main([command, *args])
+        module.main(list(argv))
     except SystemExit as ex:
         code = ex.code
         if code is None:
@@ -82,6 +87,8 @@ def run_ansible(command: str, args: list[str]) -> int:
             return code
         print(code, file=sys.stderr)
         return 1
+    finally:
+        sys.argv = saved_argv
     return 0
 
 
@@ -92,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="ansible-accel",
         description="Native hot paths for ansible-core. Also: ansible-accel "
-        + "|".join(ANSIBLE_COMMANDS) + " ARGS... runs that command accelerated.",
+        + "|".join(ANSIBLE_COMMANDS)
+        + " ARGS... runs that command accelerated.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
     status_cmd = sub.add_parser("status", help="switch the accelerator on here and show what is active")

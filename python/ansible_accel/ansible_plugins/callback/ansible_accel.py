@@ -1,26 +1,26 @@
 """Callback plugin that switches ansible-accel on: the ansible.cfg route.
 
-Callbacks are loaded by the controller before any worker is forked, so importing this plugin
-is early enough for every task of the run.  ``ansible-accel config`` prints the lines.
+The controller creates the enabled callbacks when its task queue manager starts, before any
+worker is forked, so that is early enough for every task of the run.  The switch is in the
+constructor, not at import: ansible-core imports every callback plugin on its path when it
+lists them, and only an enabled one should switch the accelerator on.
+``ansible-accel config`` prints the lines that enable it.
 """
 
 from __future__ import annotations
 
-from ansible.plugins.callback import CallbackBase
-
 import ansible_accel
+from ansible.plugins.callback import CallbackBase
 
 DOCUMENTATION = """
     name: ansible_accel
     type: aggregate
     short_description: switch on ansible-accel's native hot paths
     description:
-        - Loading this callback calls C(ansible_accel.install()); it handles no events.
+        - Enabling this callback calls C(ansible_accel.install()) in the controller; it handles no events.
     requirements:
         - enable in configuration
 """
-
-ansible_accel.install()
 
 
 class CallbackModule(CallbackBase):
@@ -28,3 +28,7 @@ class CallbackModule(CallbackBase):
     CALLBACK_TYPE = "aggregate"
     CALLBACK_NAME = "ansible_accel"
     CALLBACK_NEEDS_ENABLED = True
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        ansible_accel.install()
