@@ -53,6 +53,8 @@ pub struct NoLogPatterns {
     /// Non-empty values in ansible-core's order (duplicates kept, for `Chained`).
     ordered: Vec<Finder<'static>>,
     exact: HashSet<Vec<u8>>,
+    /// Byte lengths of the values, so most strings skip hashing for the exact test.
+    exact_lengths: HashSet<usize>,
     empty_count: usize,
     strategy: Strategy,
 }
@@ -66,10 +68,12 @@ impl NoLogPatterns {
     {
         let mut ordered = Vec::new();
         let mut exact = HashSet::new();
+        let mut exact_lengths = HashSet::new();
         let mut empty_count = 0;
         for value in values {
             let value = value.as_ref();
             exact.insert(value.to_vec());
+            exact_lengths.insert(value.len());
             if value.is_empty() {
                 empty_count += 1;
             } else {
@@ -77,12 +81,12 @@ impl NoLogPatterns {
             }
         }
         let strategy = choose_strategy(&ordered);
-        NoLogPatterns { ordered, exact, empty_count, strategy }
+        NoLogPatterns { ordered, exact, exact_lengths, empty_count, strategy }
     }
 
     /// `text in no_log_strings`.
     pub fn is_exact(&self, text: &[u8]) -> bool {
-        self.exact.contains(text)
+        self.exact_lengths.contains(&text.len()) && self.exact.contains(text)
     }
 
     /// `any(omit_me in text for omit_me in no_log_strings)`.
