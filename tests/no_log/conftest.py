@@ -16,20 +16,34 @@ ONLY_WHERE_NATIVE = pytest.mark.skipif(
 )
 
 
+class _Where:
+    """Where in the structure a difference is: built cheaply, spelled out only on failure."""
+
+    def __init__(self, parent: _Where | None, step: t.Any) -> None:
+        self.parent, self.step = parent, step
+
+    def __str__(self) -> str:
+        steps, node = [], self
+        while node is not None:
+            steps.append(node.step if isinstance(node.step, str) and node.parent is None else f"[{node.step!r:.30}]")
+            node = node.parent
+        return "".join(reversed(steps))
+
+
 def assert_identical(expected: t.Any, got: t.Any) -> None:
     """Equal values of the very same types all the way down (iterative: deep inputs are fine)."""
-    stack = [(expected, got, "$")]
+    stack: list[tuple[t.Any, t.Any, t.Any]] = [(expected, got, _Where(None, "$"))]
     while stack:
         a, b, where = stack.pop()
         assert type(a) is type(b), f"{where}: {type(a).__name__} != {type(b).__name__} ({a!r:.80} vs {b!r:.80})"
         if isinstance(a, dict):
             assert len(a) == len(b), f"{where}: {a!r:.200} != {b!r:.200}"
             for (ka, va), (kb, vb) in zip(a.items(), b.items()):
-                stack.append((ka, kb, f"{where}.key"))
-                stack.append((va, vb, f"{where}[{ka!r:.30}]"))
+                stack.append((ka, kb, _Where(where, ".key")))
+                stack.append((va, vb, _Where(where, ka)))
         elif isinstance(a, (list, tuple)):
             assert len(a) == len(b), f"{where}: {a!r:.200} != {b!r:.200}"
-            stack.extend((x, y, f"{where}[{i}]") for i, (x, y) in enumerate(zip(a, b)))
+            stack.extend((x, y, _Where(where, i)) for i, (x, y) in enumerate(zip(a, b)))
         elif isinstance(a, (set, frozenset)):
             assert a == b, f"{where}: {a!r:.200} != {b!r:.200}"
             assert sorted(map(repr, map(type, a))) == sorted(map(repr, map(type, b))), where

@@ -241,8 +241,15 @@ impl<'a, 'py> Walk<'a, 'py> {
         item.extract()
     }
 
+    /// `isinstance(new_data, Mapping)`, without the ABC machinery for the builtin containers.
     fn is_mapping(&self, new: &Bound<'py, PyAny>) -> PyResult<bool> {
-        Ok(new.is_exact_instance_of::<PyDict>() || new.is_instance(self.ctx.mapping.bind(self.py))?)
+        if new.is_exact_instance_of::<PyDict>() {
+            return Ok(true);
+        }
+        if new.is_exact_instance_of::<PyList>() || new.is_exact_instance_of::<PySet>() {
+            return Ok(false);
+        }
+        new.is_instance(self.ctx.mapping.bind(self.py))
     }
 
     /// `new_data[key] = value`.
