@@ -14,7 +14,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{AhoCorasick, Input, MatchKind};
 use memchr::memmem::Finder;
 
 use super::text::char_starts;
@@ -25,6 +25,9 @@ pub const MASK: &[u8] = b"********";
 /// How many overlapping occurrences (per byte of text) the one-pass strategy collects before
 /// handing the text to the chained replacements instead (pathological, self-similar values).
 const OCCURRENCES_PER_BYTE: usize = 8;
+
+/// Up to this many distinct values, each is first looked for on its own (see `choose_strategy`).
+const FEW_VALUES: usize = 4;
 
 /// The result of scrubbing one string.
 #[derive(Debug, PartialEq, Eq)]
@@ -42,8 +45,9 @@ enum Strategy {
     Nothing,
     /// One distinct non-empty value without `*`.
     Single(Finder<'static>),
-    /// Several distinct non-empty values, none with `*`: one overlapping search.
-    OnePass { search: AhoCorasick, lengths: Vec<usize> },
+    /// Several distinct non-empty values, none with `*`: a fast leftmost scan finds where
+    /// occurrences are, an overlapping search around those places finds them all.
+    OnePass { quick: AhoCorasick, search: AhoCorasick, lengths: Vec<usize>, few: Option<Vec<Finder<'static>>> },
     /// Some value contains `*`: one replace per value, in order (duplicates kept).
     Chained,
 }
@@ -53,8 +57,8 @@ pub struct NoLogPatterns {
     /// Non-empty values in ansible-core's order (duplicates kept, for `Chained`).
     ordered: Vec<Finder<'static>>,
     exact: HashSet<Vec<u8>>,
-    /// Byte lengths of the values, so most strings skip hashing for the exact test.
-    exact_lengths: HashSet<usize>,
+    /// Byte lengths of the values (sorted), so most strings skip hashing for the exact test.
+    exact_lengths: Vec<usize>,
     empty_count: usize,
     strategy: Strategy,
 }
@@ -68,25 +72,27 @@ impl NoLogPatterns {
     {
         let mut ordered = Vec::new();
         let mut exact = HashSet::new();
-        let mut exact_lengths = HashSet::new();
+        let mut exact_lengths = Vec::new();
         let mut empty_count = 0;
         for value in values {
             let value = value.as_ref();
             exact.insert(value.to_vec());
-            exact_lengths.insert(value.len());
+            exact_lengths.push(value.len());
             if value.is_empty() {
                 empty_count += 1;
             } else {
                 ordered.push(Finder::new(value).into_owned());
             }
         }
+        exact_lengths.sort_unstable();
+        exact_lengths.dedup();
         let strategy = choose_strategy(&ordered);
         NoLogPatterns { ordered, exact, exact_lengths, empty_count, strategy }
     }
 
     /// `text in no_log_strings`.
     pub fn is_exact(&self, text: &[u8]) -> bool {
-        self.exact_lengths.contains(&text.len()) && self.exact.contains(text)
+        self.exact_lengths.binary_search(&text.len()).is_ok() && self.exact.contains(text)
     }
 
     /// `any(omit_me in text for omit_me in no_log_strings)`.
@@ -97,7 +103,7 @@ impl NoLogPatterns {
         match &self.strategy {
             Strategy::Nothing => false,
             Strategy::Single(finder) => finder.find(text).is_some(),
-            Strategy::OnePass { search, .. } => search.is_match(text),
+            Strategy::OnePass { quick, .. } => quick.is_match(text),
             Strategy::Chained => self.ordered.iter().any(|f| f.find(text).is_some()),
         }
     }
@@ -118,8 +124,12 @@ impl NoLogPatterns {
         let replaced = match &self.strategy {
             Strategy::Nothing => None,
             Strategy::Single(finder) => replace_one(text, finder),
-            Strategy::OnePass { search, lengths } => {
-                one_pass(text, search, lengths).unwrap_or_else(|| self.chained(text))
+            Strategy::OnePass { quick, search, lengths, few } => {
+                if few.as_ref().is_some_and(|finders| finders.iter().all(|f| f.find(text).is_none())) {
+                    None
+                } else {
+                    one_pass(text, quick, search, lengths).unwrap_or_else(|| self.chained(text))
+                }
             }
             Strategy::Chained => self.chained(text),
         };
@@ -157,9 +167,19 @@ fn choose_strategy(ordered: &[Finder<'static>]) -> Strategy {
     if distinct.len() == 1 {
         return Strategy::Single(Finder::new(distinct[0]).into_owned());
     }
-    match AhoCorasick::builder().match_kind(MatchKind::Standard).build(&distinct) {
-        Ok(search) => Strategy::OnePass { search, lengths: distinct.iter().map(|n| n.len()).collect() },
-        Err(_) => Strategy::Chained, // too large for the automaton: the chain gives the same answer
+    // Only leftmost searches get the SIMD prefilters; overlapping ones need Standard.
+    let quick = AhoCorasick::builder().match_kind(MatchKind::LeftmostFirst).build(&distinct);
+    let search = AhoCorasick::builder().match_kind(MatchKind::Standard).build(&distinct);
+    match (quick, search) {
+        (Ok(quick), Ok(search)) => Strategy::OnePass {
+            quick,
+            search,
+            lengths: distinct.iter().map(|n| n.len()).collect(),
+            // With a few values, memmem's SIMD search of each beats the automaton's scan for the
+            // common answer "nowhere" (the automaton's prefilters are weak for 2-3 values).
+            few: (distinct.len() <= FEW_VALUES).then(|| distinct.iter().map(|n| Finder::new(n).into_owned()).collect()),
+        },
+        _ => Strategy::Chained, // too large for the automaton: the chain gives the same answer
     }
 }
 
@@ -181,16 +201,28 @@ fn replace_one(text: &[u8], finder: &Finder<'_>) -> Option<Vec<u8>> {
 
 /// The one-pass equivalent of the chain (see the module comment).  `Some(None)`: no change;
 /// `None`: too many overlapping occurrences, use the chain.
-fn one_pass(text: &[u8], search: &AhoCorasick, lengths: &[usize]) -> Option<Option<Vec<u8>>> {
+///
+/// Every occurrence starts inside a match of the leftmost scan (an occurrence it skipped
+/// overlaps the match it reported instead), so the overlapping search only runs from each such
+/// match's start to its end plus the longest value.
+fn one_pass(text: &[u8], quick: &AhoCorasick, search: &AhoCorasick, lengths: &[usize]) -> Option<Option<Vec<u8>>> {
+    let longest = lengths.iter().copied().max().unwrap_or(0);
     let mut starts: Vec<Vec<usize>> = vec![Vec::new(); lengths.len()];
     let budget = text.len().saturating_mul(OCCURRENCES_PER_BYTE).saturating_add(4096);
     let mut found = 0usize;
-    for m in search.find_overlapping_iter(text) {
-        // Occurrences of one value have one length, so they arrive in order of start.
-        starts[m.pattern().as_usize()].push(m.start());
-        found += 1;
-        if found > budget {
-            return None;
+    for cluster in quick.find_iter(text) {
+        let window_end = (cluster.end() - 1).saturating_add(longest).min(text.len());
+        let window = Input::new(text).span(cluster.start()..window_end);
+        for m in search.find_overlapping_iter(window) {
+            if m.start() >= cluster.end() {
+                continue; // found again from the next cluster
+            }
+            // Occurrences of one value have one length, so they arrive in order of start.
+            starts[m.pattern().as_usize()].push(m.start());
+            found += 1;
+            if found > budget {
+                return None;
+            }
         }
     }
     if found == 0 {

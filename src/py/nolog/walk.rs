@@ -10,6 +10,7 @@
 use std::collections::VecDeque;
 
 use pyo3::exceptions::{PyMemoryError, PyTypeError};
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{
     PyBool, PyBytes, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple,
@@ -186,7 +187,7 @@ impl<'a, 'py> Walk<'a, 'py> {
 
     /// bytes are decoded with surrogateescape, scrubbed as text, and encoded back.
     fn bytes_scrubbed(&mut self, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-        let decoded = value.call_method1("decode", ("utf-8", "surrogateescape"))?;
+        let decoded = value.call_method1(intern!(self.py, "decode"), ("utf-8", "surrogateescape"))?;
         let text = decoded.cast::<PyString>()?;
         let bytes = text_bytes(text)?;
         match self.matcher.scrub(self.py, &bytes) {
@@ -204,9 +205,17 @@ impl<'a, 'py> Walk<'a, 'py> {
 
     /// An int or float is replaced whole when its text equals or contains a no_log value.
     fn number_scrubbed(&self, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let patterns = self.matcher.patterns();
+        if value.is_exact_instance_of::<PyInt>() {
+            // str() of an exact int that fits is its plain decimal form: no Python str needed.
+            if let Ok(number) = value.extract::<i64>() {
+                let digits = number.to_string();
+                let found = patterns.is_exact(digits.as_bytes()) || patterns.any_within(digits.as_bytes());
+                return Ok(if found { self.placeholder.clone().into_any() } else { value.clone() });
+            }
+        }
         let text = value.str()?;
         let bytes = text_bytes(&text)?;
-        let patterns = self.matcher.patterns();
         if patterns.is_exact(&bytes) || patterns.any_within(&bytes) {
             Ok(self.placeholder.clone().into_any())
         } else {
@@ -269,9 +278,9 @@ impl<'a, 'py> Walk<'a, 'py> {
             return set.add(elem);
         }
         if new.is_instance(self.ctx.mutable_sequence.bind(self.py))? {
-            new.call_method1("append", (elem,)).map(drop)
+            new.call_method1(intern!(self.py, "append"), (elem,)).map(drop)
         } else if new.is_instance(self.ctx.mutable_set.bind(self.py))? {
-            new.call_method1("add", (elem,)).map(drop)
+            new.call_method1(intern!(self.py, "add"), (elem,)).map(drop)
         } else {
             Err(PyTypeError::new_err(error))
         }
@@ -280,7 +289,7 @@ impl<'a, 'py> Walk<'a, 'py> {
     /// One step of `remove_values`' queue.
     fn fill_scrubbed(&mut self, old: &Bound<'py, PyAny>, new: &Bound<'py, PyAny>) -> PyResult<()> {
         if self.is_mapping(new)? {
-            for item in old.call_method0("items")?.try_iter()? {
+            for item in old.call_method0(intern!(self.py, "items"))?.try_iter()? {
                 let (key, elem) = self.pair(item?)?;
                 let new_elem = self.value_scrubbed(&elem)?;
                 Self::store(new, &key, new_elem)?;
@@ -316,7 +325,7 @@ impl<'a, 'py> Walk<'a, 'py> {
     fn is_private_key(&self, key: &Bound<'py, PyAny>) -> PyResult<bool> {
         match key.cast_exact::<PyString>() {
             Ok(text) => Ok(text_bytes(text)?.starts_with(b"_ansible")),
-            Err(_) => key.call_method1("startswith", ("_ansible",))?.is_truthy(),
+            Err(_) => key.call_method1(intern!(self.py, "startswith"), ("_ansible",))?.is_truthy(),
         }
     }
 
@@ -333,7 +342,7 @@ impl<'a, 'py> Walk<'a, 'py> {
     /// One step of `sanitize_keys`' queue.
     fn fill_keys_scrubbed(&mut self, old: &Bound<'py, PyAny>, new: &Bound<'py, PyAny>, ignore_keys: &Bound<'py, PyAny>) -> PyResult<()> {
         if self.is_mapping(new)? {
-            for item in old.call_method0("items")?.try_iter()? {
+            for item in old.call_method0(intern!(self.py, "items"))?.try_iter()? {
                 let (key, elem) = self.pair(item?)?;
                 let new_key = if ignore_keys.contains(&key)? || self.is_private_key(&key)? {
                     key
