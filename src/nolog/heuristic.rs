@@ -51,7 +51,11 @@ fn find_separator(data: &[u8], at: usize) -> Option<(usize, usize)> {
     loop {
         let begin = memmem::rfind(&data[..search_end], b"://").unwrap_or(0);
         // `begin + 3` counts characters; past a `://` (ASCII) bytes and characters agree.
-        let from = if begin == 0 { advance_chars(data, 0, 3) } else { begin + 3 };
+        let from = if begin == 0 {
+            advance_chars(data, 0, 3)
+        } else {
+            begin + 3
+        };
         if from < at {
             if let Some(offset) = memchr(b':', &data[from..at]) {
                 return Some((begin, from + offset));
@@ -77,10 +81,16 @@ mod tests {
 
     #[test]
     fn url_and_ssh_styles() {
-        assert_eq!(scan("http://user:pass@host/x"), "http://user:********@host/x");
+        assert_eq!(
+            scan("http://user:pass@host/x"),
+            "http://user:********@host/x"
+        );
         assert_eq!(scan("user:pass@host"), "user:********@host");
         assert_eq!(scan("no password here"), "no password here");
-        assert_eq!(scan("a://b:c@d e://f:g@h"), "a://b:********@d e://f:********@h");
+        assert_eq!(
+            scan("a://b:c@d e://f:g@h"),
+            "a://b:********@d e://f:********@h"
+        );
     }
 
     #[test]

@@ -47,7 +47,12 @@ enum Strategy {
     Single(Finder<'static>),
     /// Several distinct non-empty values, none with `*`: a fast leftmost scan finds where
     /// occurrences are, an overlapping search around those places finds them all.
-    OnePass { quick: AhoCorasick, search: AhoCorasick, lengths: Vec<usize>, few: Option<Vec<Finder<'static>>> },
+    OnePass {
+        quick: AhoCorasick,
+        search: AhoCorasick,
+        lengths: Vec<usize>,
+        few: Option<Vec<Finder<'static>>>,
+    },
     /// Some value contains `*`: one replace per value, in order (duplicates kept).
     Chained,
 }
@@ -87,7 +92,13 @@ impl NoLogPatterns {
         exact_lengths.sort_unstable();
         exact_lengths.dedup();
         let strategy = choose_strategy(&ordered);
-        NoLogPatterns { ordered, exact, exact_lengths, empty_count, strategy }
+        NoLogPatterns {
+            ordered,
+            exact,
+            exact_lengths,
+            empty_count,
+            strategy,
+        }
     }
 
     /// `text in no_log_strings`.
@@ -124,8 +135,16 @@ impl NoLogPatterns {
         let replaced = match &self.strategy {
             Strategy::Nothing => None,
             Strategy::Single(finder) => replace_one(text, finder),
-            Strategy::OnePass { quick, search, lengths, few } => {
-                if few.as_ref().is_some_and(|finders| finders.iter().all(|f| f.find(text).is_none())) {
+            Strategy::OnePass {
+                quick,
+                search,
+                lengths,
+                few,
+            } => {
+                if few
+                    .as_ref()
+                    .is_some_and(|finders| finders.iter().all(|f| f.find(text).is_none()))
+                {
                     None
                 } else {
                     one_pass(text, quick, search, lengths).unwrap_or_else(|| self.chained(text))
@@ -163,13 +182,21 @@ fn choose_strategy(ordered: &[Finder<'static>]) -> Strategy {
         return Strategy::Chained;
     }
     let mut seen = HashSet::new();
-    let distinct: Vec<&[u8]> = ordered.iter().map(|f| f.needle()).filter(|n| seen.insert(*n)).collect();
+    let distinct: Vec<&[u8]> = ordered
+        .iter()
+        .map(|f| f.needle())
+        .filter(|n| seen.insert(*n))
+        .collect();
     if distinct.len() == 1 {
         return Strategy::Single(Finder::new(distinct[0]).into_owned());
     }
     // Only leftmost searches get the SIMD prefilters; overlapping ones need Standard.
-    let quick = AhoCorasick::builder().match_kind(MatchKind::LeftmostFirst).build(&distinct);
-    let search = AhoCorasick::builder().match_kind(MatchKind::Standard).build(&distinct);
+    let quick = AhoCorasick::builder()
+        .match_kind(MatchKind::LeftmostFirst)
+        .build(&distinct);
+    let search = AhoCorasick::builder()
+        .match_kind(MatchKind::Standard)
+        .build(&distinct);
     match (quick, search) {
         (Ok(quick), Ok(search)) => Strategy::OnePass {
             quick,
@@ -177,7 +204,12 @@ fn choose_strategy(ordered: &[Finder<'static>]) -> Strategy {
             lengths: distinct.iter().map(|n| n.len()).collect(),
             // With a few values, memmem's SIMD search of each beats the automaton's scan for the
             // common answer "nowhere" (the automaton's prefilters are weak for 2-3 values).
-            few: (distinct.len() <= FEW_VALUES).then(|| distinct.iter().map(|n| Finder::new(n).into_owned()).collect()),
+            few: (distinct.len() <= FEW_VALUES).then(|| {
+                distinct
+                    .iter()
+                    .map(|n| Finder::new(n).into_owned())
+                    .collect()
+            }),
         },
         _ => Strategy::Chained, // too large for the automaton: the chain gives the same answer
     }
@@ -205,10 +237,18 @@ fn replace_one(text: &[u8], finder: &Finder<'_>) -> Option<Vec<u8>> {
 /// Every occurrence starts inside a match of the leftmost scan (an occurrence it skipped
 /// overlaps the match it reported instead), so the overlapping search only runs from each such
 /// match's start to its end plus the longest value.
-fn one_pass(text: &[u8], quick: &AhoCorasick, search: &AhoCorasick, lengths: &[usize]) -> Option<Option<Vec<u8>>> {
+fn one_pass(
+    text: &[u8],
+    quick: &AhoCorasick,
+    search: &AhoCorasick,
+    lengths: &[usize],
+) -> Option<Option<Vec<u8>>> {
     let longest = lengths.iter().copied().max().unwrap_or(0);
     let mut starts: Vec<Vec<usize>> = vec![Vec::new(); lengths.len()];
-    let budget = text.len().saturating_mul(OCCURRENCES_PER_BYTE).saturating_add(4096);
+    let budget = text
+        .len()
+        .saturating_mul(OCCURRENCES_PER_BYTE)
+        .saturating_add(4096);
     let mut found = 0usize;
     for cluster in quick.find_iter(text) {
         let window_end = (cluster.end() - 1).saturating_add(longest).min(text.len());

@@ -44,7 +44,7 @@ fn reference(text: &[u32], values: &[Vec<u32>]) -> Scrubbed {
 
 /// Python's `sorted(values, key=len, reverse=True)` (stable).
 fn ansible_order(mut values: Vec<Vec<u32>>) -> Vec<Vec<u32>> {
-    values.sort_by(|a, b| b.len().cmp(&a.len()));
+    values.sort_by_key(|v| std::cmp::Reverse(v.len())); // stable, like sorted()
     values
 }
 
@@ -60,13 +60,20 @@ fn cps(s: &str) -> Vec<u32> {
 fn check(text: &str, values: &[&str]) {
     let values = ansible_order(values.iter().map(|v| cps(v)).collect());
     let text = cps(text);
-    assert_eq!(scrub(&text, &values), reference(&text, &values), "text {text:?} values {values:?}");
+    assert_eq!(
+        scrub(&text, &values),
+        reference(&text, &values),
+        "text {text:?} values {values:?}"
+    );
 }
 
 #[test]
 fn longer_value_wins_over_an_earlier_shorter_one() {
     check("abcd", &["ab", "bcd"]);
-    assert_eq!(scrub(&cps("abcd"), &ansible_order(vec![cps("ab"), cps("bcd")])), Scrubbed::Replaced(b"a********".to_vec()));
+    assert_eq!(
+        scrub(&cps("abcd"), &ansible_order(vec![cps("ab"), cps("bcd")])),
+        Scrubbed::Replaced(b"a********".to_vec())
+    );
 }
 
 #[test]
@@ -131,7 +138,9 @@ impl Rng {
     }
     fn string(&mut self, alphabet: &[u32], max_len: usize) -> Vec<u32> {
         let len = self.below(max_len + 1);
-        (0..len).map(|_| alphabet[self.below(alphabet.len())]).collect()
+        (0..len)
+            .map(|_| alphabet[self.below(alphabet.len())])
+            .collect()
     }
 }
 
@@ -152,7 +161,11 @@ fn random_texts_and_values_agree_with_the_chain() {
         } else {
             rng.string(alphabet, 24)
         };
-        assert_eq!(scrub(&text, &values), reference(&text, &values), "text {text:?} values {values:?}");
+        assert_eq!(
+            scrub(&text, &values),
+            reference(&text, &values),
+            "text {text:?} values {values:?}"
+        );
     }
 }
 

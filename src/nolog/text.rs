@@ -23,7 +23,10 @@ pub fn advance_chars(text: &[u8], from: usize, n: usize) -> usize {
 
 /// The byte offsets where each code point of `text` starts, in order.
 pub fn char_starts(text: &[u8]) -> impl Iterator<Item = usize> + '_ {
-    text.iter().enumerate().filter(|(_, b)| is_char_start(**b)).map(|(i, _)| i)
+    text.iter()
+        .enumerate()
+        .filter(|(_, b)| is_char_start(**b))
+        .map(|(i, _)| i)
 }
 
 /// Encode code points (surrogates included) the way `str.encode("utf-8", "surrogatepass")` does;

@@ -24,8 +24,13 @@ impl NoLogMatcher {
     /// `values`: the `str` values, already in the order ansible-core applies them.
     #[new]
     fn new(values: Vec<Bound<'_, PyString>>) -> PyResult<Self> {
-        let encoded = values.iter().map(text_bytes).collect::<PyResult<Vec<_>>>()?;
-        Ok(NoLogMatcher { patterns: NoLogPatterns::new(encoded) })
+        let encoded = values
+            .iter()
+            .map(text_bytes)
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok(NoLogMatcher {
+            patterns: NoLogPatterns::new(encoded),
+        })
     }
 
     /// The string ansible-core's chain of replacements makes of `text` (no exact-match test).
@@ -66,11 +71,15 @@ pub(crate) fn text_bytes<'a>(text: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, 
 }
 
 /// The Python `str` whose generalized UTF-8 is `bytes`.
-pub(crate) fn text_from_bytes<'py>(py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyString>> {
+pub(crate) fn text_from_bytes<'py>(
+    py: Python<'py>,
+    bytes: &[u8],
+) -> PyResult<Bound<'py, PyString>> {
     match std::str::from_utf8(bytes) {
         Ok(s) => Ok(PyString::new(py, s)),
         Err(_) => {
-            let decoded = PyBytes::new(py, bytes).call_method1("decode", ("utf-8", "surrogatepass"))?;
+            let decoded =
+                PyBytes::new(py, bytes).call_method1("decode", ("utf-8", "surrogatepass"))?;
             Ok(decoded.cast_into::<PyString>()?)
         }
     }
@@ -85,7 +94,9 @@ fn heuristic_scan_text<'py>(data: &Bound<'py, PyString>) -> PyResult<Option<Boun
     } else {
         heuristic_scan(&bytes)
     };
-    scanned.map(|out| text_from_bytes(data.py(), &out)).transpose()
+    scanned
+        .map(|out| text_from_bytes(data.py(), &out))
+        .transpose()
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

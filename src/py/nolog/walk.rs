@@ -127,7 +127,7 @@ impl<'a, 'py> Walk<'a, 'py> {
 
     fn tick(&mut self) -> PyResult<()> {
         self.steps += 1;
-        if self.steps % SIGNAL_CHECK_STEPS == 0 {
+        if self.steps.is_multiple_of(SIGNAL_CHECK_STEPS) {
             self.py.check_signals()?;
         }
         Ok(())
@@ -135,23 +135,32 @@ impl<'a, 'py> Walk<'a, 'py> {
 
     /// Queue (old, new); a cyclic structure grows the queue as ansible-core's deque does,
     /// so running out of memory must be a MemoryError, not an abort.
-    fn defer(&mut self, old: &Bound<'py, PyAny>, new: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-        self.queue.try_reserve(1).map_err(|_| PyMemoryError::new_err(()))?;
+    fn defer(
+        &mut self,
+        old: &Bound<'py, PyAny>,
+        new: Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.queue
+            .try_reserve(1)
+            .map_err(|_| PyMemoryError::new_err(()))?;
         self.queue.push_back((old.clone(), new.clone()));
         Ok(new)
     }
 
     /// The new empty container for an exact builtin container, or `None`.
     fn new_container(&mut self, value: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let new = if value.is_exact_instance_of::<PyList>() || value.is_exact_instance_of::<PyTuple>() {
-            PyList::empty(self.py).into_any()
-        } else if value.is_exact_instance_of::<PyDict>() {
-            PyDict::new(self.py).into_any()
-        } else if value.is_exact_instance_of::<PySet>() || value.is_exact_instance_of::<PyFrozenSet>() {
-            PySet::empty(self.py)?.into_any()
-        } else {
-            return Ok(None);
-        };
+        let new =
+            if value.is_exact_instance_of::<PyList>() || value.is_exact_instance_of::<PyTuple>() {
+                PyList::empty(self.py).into_any()
+            } else if value.is_exact_instance_of::<PyDict>() {
+                PyDict::new(self.py).into_any()
+            } else if value.is_exact_instance_of::<PySet>()
+                || value.is_exact_instance_of::<PyFrozenSet>()
+            {
+                PySet::empty(self.py)?.into_any()
+            } else {
+                return Ok(None);
+            };
         self.defer(value, new).map(Some)
     }
 
@@ -176,7 +185,11 @@ impl<'a, 'py> Walk<'a, 'py> {
         self.delegate(&self.ctx.remove_values_conditions, value, true)
     }
 
-    fn text_scrubbed(&self, value: &Bound<'py, PyAny>, text: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyAny>> {
+    fn text_scrubbed(
+        &self,
+        value: &Bound<'py, PyAny>,
+        text: &Bound<'py, PyString>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let bytes = text_bytes(text)?;
         Ok(match self.matcher.scrub(self.py, &bytes) {
             Scrubbed::Exact => self.placeholder.clone().into_any(),
@@ -187,14 +200,17 @@ impl<'a, 'py> Walk<'a, 'py> {
 
     /// bytes are decoded with surrogateescape, scrubbed as text, and encoded back.
     fn bytes_scrubbed(&mut self, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-        let decoded = value.call_method1(intern!(self.py, "decode"), ("utf-8", "surrogateescape"))?;
+        let decoded =
+            value.call_method1(intern!(self.py, "decode"), ("utf-8", "surrogateescape"))?;
         let text = decoded.cast::<PyString>()?;
         let bytes = text_bytes(text)?;
         match self.matcher.scrub(self.py, &bytes) {
             Scrubbed::Exact => Ok(self.placeholder.clone().into_any()),
             Scrubbed::Unchanged => Ok(value.clone()),
             Scrubbed::Replaced(out) => {
-                match text_from_bytes(self.py, &out)?.call_method1("encode", ("utf-8", "surrogateescape")) {
+                match text_from_bytes(self.py, &out)?
+                    .call_method1("encode", ("utf-8", "surrogateescape"))
+                {
                     Ok(encoded) => Ok(encoded),
                     // Not reachable from surrogateescape text; ansible-core decides if it is.
                     Err(_) => self.delegate(&self.ctx.remove_values_conditions, value, true),
@@ -210,8 +226,13 @@ impl<'a, 'py> Walk<'a, 'py> {
             // str() of an exact int that fits is its plain decimal form: no Python str needed.
             if let Ok(number) = value.extract::<i64>() {
                 let digits = number.to_string();
-                let found = patterns.is_exact(digits.as_bytes()) || patterns.any_within(digits.as_bytes());
-                return Ok(if found { self.placeholder.clone().into_any() } else { value.clone() });
+                let found =
+                    patterns.is_exact(digits.as_bytes()) || patterns.any_within(digits.as_bytes());
+                return Ok(if found {
+                    self.placeholder.clone().into_any()
+                } else {
+                    value.clone()
+                });
             }
         }
         let text = value.str()?;
@@ -224,7 +245,12 @@ impl<'a, 'py> Walk<'a, 'py> {
     }
 
     /// Hand `value` to ansible-core's helper and queue the containers it deferred.
-    fn delegate(&mut self, helper: &Py<PyAny>, value: &Bound<'py, PyAny>, with_strings: bool) -> PyResult<Bound<'py, PyAny>> {
+    fn delegate(
+        &mut self,
+        helper: &Py<PyAny>,
+        value: &Bound<'py, PyAny>,
+        with_strings: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
         self.delegated += 1;
         let deferred = PyList::empty(self.py);
         let helper = helper.bind(self.py);
@@ -262,7 +288,11 @@ impl<'a, 'py> Walk<'a, 'py> {
     }
 
     /// `new_data[key] = value`.
-    fn store(new: &Bound<'py, PyAny>, key: &Bound<'py, PyAny>, value: Bound<'py, PyAny>) -> PyResult<()> {
+    fn store(
+        new: &Bound<'py, PyAny>,
+        key: &Bound<'py, PyAny>,
+        value: Bound<'py, PyAny>,
+    ) -> PyResult<()> {
         match new.cast_exact::<PyDict>() {
             Ok(dict) => dict.set_item(key, value),
             Err(_) => new.set_item(key, value),
@@ -270,7 +300,12 @@ impl<'a, 'py> Walk<'a, 'py> {
     }
 
     /// `new_data.append(elem)` or `new_data.add(elem)`, by what `new_data` is.
-    fn add(&self, new: &Bound<'py, PyAny>, elem: Bound<'py, PyAny>, error: &'static str) -> PyResult<()> {
+    fn add(
+        &self,
+        new: &Bound<'py, PyAny>,
+        elem: Bound<'py, PyAny>,
+        error: &'static str,
+    ) -> PyResult<()> {
         if let Ok(list) = new.cast_exact::<PyList>() {
             return list.append(elem);
         }
@@ -278,7 +313,8 @@ impl<'a, 'py> Walk<'a, 'py> {
             return set.add(elem);
         }
         if new.is_instance(self.ctx.mutable_sequence.bind(self.py))? {
-            new.call_method1(intern!(self.py, "append"), (elem,)).map(drop)
+            new.call_method1(intern!(self.py, "append"), (elem,))
+                .map(drop)
         } else if new.is_instance(self.ctx.mutable_set.bind(self.py))? {
             new.call_method1(intern!(self.py, "add"), (elem,)).map(drop)
         } else {
@@ -325,7 +361,9 @@ impl<'a, 'py> Walk<'a, 'py> {
     fn is_private_key(&self, key: &Bound<'py, PyAny>) -> PyResult<bool> {
         match key.cast_exact::<PyString>() {
             Ok(text) => Ok(text_bytes(text)?.starts_with(b"_ansible")),
-            Err(_) => key.call_method1(intern!(self.py, "startswith"), ("_ansible",))?.is_truthy(),
+            Err(_) => key
+                .call_method1(intern!(self.py, "startswith"), ("_ansible",))?
+                .is_truthy(),
         }
     }
 
@@ -340,7 +378,12 @@ impl<'a, 'py> Walk<'a, 'py> {
     }
 
     /// One step of `sanitize_keys`' queue.
-    fn fill_keys_scrubbed(&mut self, old: &Bound<'py, PyAny>, new: &Bound<'py, PyAny>, ignore_keys: &Bound<'py, PyAny>) -> PyResult<()> {
+    fn fill_keys_scrubbed(
+        &mut self,
+        old: &Bound<'py, PyAny>,
+        new: &Bound<'py, PyAny>,
+        ignore_keys: &Bound<'py, PyAny>,
+    ) -> PyResult<()> {
         if self.is_mapping(new)? {
             for item in old.call_method0(intern!(self.py, "items"))?.try_iter()? {
                 let (key, elem) = self.pair(item?)?;
