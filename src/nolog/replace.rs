@@ -65,8 +65,13 @@ pub struct NoLogPatterns {
     /// Byte lengths of the values (sorted), so most strings skip hashing for the exact test.
     exact_lengths: Vec<usize>,
     empty_count: usize,
+    /// Could some value be found in the text of a float (`repr` uses only `FLOAT_TEXT_BYTES`)?
+    float_text_matchable: bool,
     strategy: Strategy,
 }
+
+/// Every byte `repr(float)` can produce: digits, sign, point, exponent, `inf`, `nan`.
+const FLOAT_TEXT_BYTES: &[u8] = b"0123456789.-+einfa";
 
 impl NoLogPatterns {
     /// `values` in the order ansible-core applies them (sorted by length, longest first).
@@ -92,11 +97,16 @@ impl NoLogPatterns {
         exact_lengths.sort_unstable();
         exact_lengths.dedup();
         let strategy = choose_strategy(&ordered);
+        let float_text_matchable = empty_count > 0
+            || ordered
+                .iter()
+                .any(|f| f.needle().iter().all(|b| FLOAT_TEXT_BYTES.contains(b)));
         NoLogPatterns {
             ordered,
             exact,
             exact_lengths,
             empty_count,
+            float_text_matchable,
             strategy,
         }
     }
@@ -104,6 +114,12 @@ impl NoLogPatterns {
     /// `text in no_log_strings`.
     pub fn is_exact(&self, text: &[u8]) -> bool {
         self.exact_lengths.binary_search(&text.len()).is_ok() && self.exact.contains(text)
+    }
+
+    /// `false` when no value can equal or be found in any float's `repr`, which then need not
+    /// be computed.
+    pub fn float_text_matchable(&self) -> bool {
+        self.float_text_matchable
     }
 
     /// `any(omit_me in text for omit_me in no_log_strings)`.

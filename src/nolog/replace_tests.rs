@@ -175,3 +175,13 @@ fn self_similar_values_beyond_the_budget_still_agree() {
     let text = vec![0x61; 5000];
     assert_eq!(scrub(&text, &values), reference(&text, &values));
 }
+
+#[test]
+fn float_text_matchable_only_for_values_made_of_float_characters() {
+    assert!(!NoLogPatterns::new(["secret", "1x"]).float_text_matchable());
+    assert!(NoLogPatterns::new(["secret", "1.5"]).float_text_matchable());
+    assert!(NoLogPatterns::new(["inf"]).float_text_matchable());
+    assert!(NoLogPatterns::new(["e+16"]).float_text_matchable());
+    assert!(NoLogPatterns::new(["x", ""]).float_text_matchable());
+    assert!(!NoLogPatterns::new(Vec::<&str>::new()).float_text_matchable());
+}
