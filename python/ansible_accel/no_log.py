@@ -14,7 +14,6 @@ ansible-core's own function (counted as a fallback).
 
 from __future__ import annotations
 
-import threading
 import typing as t
 
 from ansible.module_utils import basic as _basic
@@ -47,9 +46,10 @@ _CONTEXT = _native.NoLogContext(
     _unpack_pair,
 )
 
+# No lock: single dict operations are atomic, a lost insert only costs a rebuild, and a lock
+# held by another thread at fork() would deadlock the child.
 _MATCHER_CACHE_SIZE = 64
 _matchers: dict[tuple[str, ...], _native.NoLogMatcher] = {}
-_matchers_lock = threading.Lock()
 
 
 def _ordered(no_log_strings: t.Iterable[t.Any]) -> list[str]:
@@ -71,10 +71,9 @@ def _matcher(strings: list[str]) -> _native.NoLogMatcher | None:
     matcher = _matchers.get(key)
     if matcher is None:
         matcher = _native.NoLogMatcher(strings)
-        with _matchers_lock:
-            if len(_matchers) >= _MATCHER_CACHE_SIZE:
-                _matchers.clear()
-            _matchers[key] = matcher
+        if len(_matchers) >= _MATCHER_CACHE_SIZE:
+            _matchers.clear()
+        _matchers[key] = matcher
     return matcher
 
 

@@ -71,6 +71,63 @@ fn find_separator(data: &[u8], at: usize) -> Option<(usize, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::nolog::text::encode_code_points;
+
+    /// The documented search, over code points, with Python's `rindex`/`index` bounds.
+    fn reference(data: &[u32]) -> Vec<u32> {
+        let rfind = |needle: &[u32], end: usize| {
+            (0..=end.saturating_sub(needle.len()))
+                .rev()
+                .find(|&i| i + needle.len() <= end && data[i..i + needle.len()] == *needle)
+        };
+        let colon = ':' as u32;
+        let mut kept: Vec<Vec<u32>> = Vec::new();
+        let (mut begin, mut prev_begin) = (data.len(), data.len());
+        loop {
+            let Some(at) = rfind(&['@' as u32], begin) else {
+                kept.push(data[..begin].to_vec());
+                break;
+            };
+            let mut search_end = at;
+            let found = loop {
+                let start = rfind(&[':' as u32, '/' as u32, '/' as u32], search_end).unwrap_or(0);
+                let sep = (start + 3..at).find(|&i| data[i] == colon);
+                match sep {
+                    Some(sep) => break Some((start, sep)),
+                    None if start == 0 => break None,
+                    None => search_end = start,
+                }
+            };
+            let Some((start, sep)) = found else {
+                kept.push(data[..prev_begin].to_vec());
+                break;
+            };
+            kept.push(data[at..prev_begin].to_vec());
+            kept.push(MASK.iter().map(|&b| b as u32).collect());
+            kept.push(data[start..=sep].to_vec());
+            begin = start;
+            prev_begin = start;
+        }
+        kept.into_iter().rev().flatten().collect()
+    }
+
+    #[test]
+    fn random_texts_agree_with_the_reference() {
+        let alphabet = [0x61, 0x3A, 0x2F, 0x40, 0x20, 0xE9, 0xD800, 0x1F600];
+        let mut state: u64 = 0x2545_F491_4F6C_DD1D;
+        for _ in 0..50_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let len = (state % 16) as usize;
+            let text: Vec<u32> = (0..len)
+                .map(|i| alphabet[((state >> (4 + 3 * i)) % 8) as usize])
+                .collect();
+            let bytes = encode_code_points(&text);
+            let got = heuristic_scan(&bytes).unwrap_or_else(|| bytes.clone());
+            assert_eq!(got, encode_code_points(&reference(&text)), "text {text:?}");
+        }
+    }
 
     fn scan(text: &str) -> String {
         match heuristic_scan(text.as_bytes()) {
