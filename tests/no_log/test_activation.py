@@ -130,3 +130,39 @@ def test_2_22_plan_is_unavailable_and_calls_fall_back():
     assert no_log.heuristic_log_sanitize("u:p@h") == basic.heuristic_log_sanitize("u:p@h")
     after = _counters.snapshot()["no_log"]["fallback"]
     assert sum(after.values()) == sum(before.values()) + 3
+
+
+@ONLY_WHERE_NATIVE
+def test_threads_get_consistent_results():
+    import threading
+
+    big = ("a line with hunter2 and sekrit inside é\n" * 20_000, ["x hunter2"] * 100)
+    values = ["hunter2", "sekrit", "line"]
+    expected = parameters.remove_values(big, values)
+    failures = []
+
+    def work():
+        for _ in range(5):
+            if no_log.remove_values(big, values) != expected:
+                failures.append("different")
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures
+
+
+@ONLY_WHERE_NATIVE
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+def test_forked_child_scrubs():
+    import os
+
+    no_log.remove_values("warm the cache with pw", ["pw"])
+    pid = os.fork()
+    if pid == 0:
+        ok = no_log.remove_values({"k": "a pw"}, ["pw"]) == {"k": "a ********"}
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
