@@ -65,6 +65,8 @@ pub struct NoLogPatterns {
     /// Byte lengths of the values (sorted), so most strings skip hashing for the exact test.
     exact_lengths: Vec<usize>,
     empty_count: usize,
+    /// Byte length of the shortest non-empty value (`usize::MAX` when there is none).
+    shortest: usize,
     /// Could some value be found in the text of a float (`repr` uses only `FLOAT_TEXT_BYTES`)?
     float_text_matchable: bool,
     strategy: Strategy,
@@ -101,7 +103,13 @@ impl NoLogPatterns {
             || ordered
                 .iter()
                 .any(|f| f.needle().iter().all(|b| FLOAT_TEXT_BYTES.contains(b)));
+        let shortest = ordered
+            .iter()
+            .map(|f| f.needle().len())
+            .min()
+            .unwrap_or(usize::MAX);
         NoLogPatterns {
+            shortest,
             ordered,
             exact,
             exact_lengths,
@@ -127,6 +135,9 @@ impl NoLogPatterns {
         if self.empty_count > 0 {
             return true;
         }
+        if text.len() < self.shortest {
+            return false;
+        }
         match &self.strategy {
             Strategy::Nothing => false,
             Strategy::Single(finder) => finder.find(text).is_some(),
@@ -148,7 +159,23 @@ impl NoLogPatterns {
 
     /// The chain of replacements; `None` when nothing changed.
     pub fn replace_all(&self, text: &[u8]) -> Option<Vec<u8>> {
-        let replaced = match &self.strategy {
+        let replaced = if text.len() < self.shortest {
+            None // most strings of a result are shorter than any secret
+        } else {
+            self.replace_non_empty(text)
+        };
+        if self.empty_count == 0 {
+            return replaced;
+        }
+        let mut out = replaced.unwrap_or_else(|| text.to_vec());
+        for _ in 0..self.empty_count {
+            out = mask_between_chars(&out);
+        }
+        Some(out)
+    }
+
+    fn replace_non_empty(&self, text: &[u8]) -> Option<Vec<u8>> {
+        match &self.strategy {
             Strategy::Nothing => None,
             Strategy::Single(finder) => replace_one(text, finder),
             Strategy::OnePass {
@@ -167,15 +194,7 @@ impl NoLogPatterns {
                 }
             }
             Strategy::Chained => self.chained(text),
-        };
-        if self.empty_count == 0 {
-            return replaced;
         }
-        let mut out = replaced.unwrap_or_else(|| text.to_vec());
-        for _ in 0..self.empty_count {
-            out = mask_between_chars(&out);
-        }
-        Some(out)
     }
 
     fn chained(&self, text: &[u8]) -> Option<Vec<u8>> {
