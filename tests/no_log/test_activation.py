@@ -156,6 +156,7 @@ def test_threads_get_consistent_results():
 
 @ONLY_WHERE_NATIVE
 @pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
 def test_forked_child_scrubs():
     import os
 
