@@ -37,7 +37,7 @@ def plan() -> list[Patch]:
     natives = {name: getattr(no_log, name) for name in _NAMES}
     patches = []
     for module_name, module in sorted(sys.modules.items()):
-        if module is None or not module_name.partition(".")[0] in ("ansible", "ansible_collections"):
+        if module is None or module_name.partition(".")[0] not in ("ansible", "ansible_collections"):
             continue
         for name in _NAMES:
             if vars(module).get(name) is originals[name]:
