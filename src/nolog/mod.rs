@@ -1,1 +1,21 @@
-//! The nolog engine.
+//! The nolog engine: the string work behind ansible-core 2.19–2.21's `no_log` scrubbing.
+//!
+//! * [`NoLogPatterns`] reproduces `remove_values`' per-string work: the exact-match test and the
+//!   chain of `str.replace(value, "********")` calls, one per no_log value in the order
+//!   ansible-core applies them, in one multi-pattern pass wherever that provably gives the same
+//!   result.
+//! * [`heuristic_scan`] reproduces `heuristic_log_sanitize`'s search for `user:password@`.
+//!
+//! Text is Python `str` content in *generalized UTF-8* (what Python's
+//! `str.encode("utf-8", "surrogatepass")` produces): every code point, lone surrogates included,
+//! has its own byte sequence, the encoding is self-synchronizing and preserves order, so a byte
+//! match of an encoded pattern is exactly a code-point match, and byte positions map one-to-one
+//! onto code-point positions.
+
+mod heuristic;
+mod replace;
+mod text;
+
+pub use heuristic::heuristic_scan;
+pub use replace::{NoLogPatterns, Scrubbed, MASK};
+pub use text::{char_starts, encode_code_points};

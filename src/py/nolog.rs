@@ -1,7 +1,109 @@
-//! Glue for the nolog engine.
+//! Glue for the nolog engine: Python `str` <-> generalized UTF-8, the compiled no_log values,
+//! and the two structure walks (in `nolog/walk.rs`).
+
+use std::borrow::Cow;
 
 use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyString};
 
-pub fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+use crate::nolog::{heuristic_scan, NoLogPatterns, Scrubbed};
+
+mod walk;
+
+/// Strings above this size are scanned with the GIL released.
+const DETACH_BYTES: usize = 256 * 1024;
+
+/// The no_log values of one call, in ansible-core's order, compiled for the engine.
+#[pyclass(frozen, module = "ansible_accel._native")]
+pub struct NoLogMatcher {
+    patterns: NoLogPatterns,
+}
+
+#[pymethods]
+impl NoLogMatcher {
+    /// `values`: the `str` values, already in the order ansible-core applies them.
+    #[new]
+    fn new(values: Vec<Bound<'_, PyString>>) -> PyResult<Self> {
+        let encoded = values
+            .iter()
+            .map(text_bytes)
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok(NoLogMatcher {
+            patterns: NoLogPatterns::new(encoded),
+        })
+    }
+
+    /// The string ansible-core's chain of replacements makes of `text` (no exact-match test).
+    fn replace_all<'py>(&self, text: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyString>> {
+        let bytes = text_bytes(text)?;
+        match self.patterns.replace_all(&bytes) {
+            Some(out) => text_from_bytes(text.py(), &out),
+            None => Ok(text.clone()),
+        }
+    }
+}
+
+impl NoLogMatcher {
+    pub(crate) fn patterns(&self) -> &NoLogPatterns {
+        &self.patterns
+    }
+
+    /// One `str`'s scrub, releasing the GIL for large texts.
+    pub(crate) fn scrub(&self, py: Python<'_>, text: &[u8]) -> Scrubbed {
+        if text.len() >= DETACH_BYTES {
+            py.detach(|| self.patterns.scrub(text))
+        } else {
+            self.patterns.scrub(text)
+        }
+    }
+}
+
+/// A Python `str`'s code points in generalized UTF-8 (borrowed when it has no lone surrogate).
+pub(crate) fn text_bytes<'a>(text: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, [u8]>> {
+    match text.to_str() {
+        Ok(s) => Ok(Cow::Borrowed(s.as_bytes())),
+        Err(_) => {
+            let encoded = text.call_method1("encode", ("utf-8", "surrogatepass"))?;
+            let bytes = encoded.cast::<PyBytes>()?;
+            Ok(Cow::Owned(bytes.as_bytes().to_vec()))
+        }
+    }
+}
+
+/// The Python `str` whose generalized UTF-8 is `bytes`.
+pub(crate) fn text_from_bytes<'py>(
+    py: Python<'py>,
+    bytes: &[u8],
+) -> PyResult<Bound<'py, PyString>> {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => Ok(PyString::new(py, s)),
+        Err(_) => {
+            let decoded =
+                PyBytes::new(py, bytes).call_method1("decode", ("utf-8", "surrogatepass"))?;
+            Ok(decoded.cast_into::<PyString>()?)
+        }
+    }
+}
+
+/// `heuristic_log_sanitize`'s scan of `data`; `None` when ansible-core would return it unchanged.
+#[pyfunction]
+fn heuristic_scan_text<'py>(data: &Bound<'py, PyString>) -> PyResult<Option<Bound<'py, PyString>>> {
+    let bytes = text_bytes(data)?;
+    let scanned = if bytes.len() >= DETACH_BYTES {
+        data.py().detach(|| heuristic_scan(&bytes))
+    } else {
+        heuristic_scan(&bytes)
+    };
+    scanned
+        .map(|out| text_from_bytes(data.py(), &out))
+        .transpose()
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<NoLogMatcher>()?;
+    m.add_class::<walk::NoLogContext>()?;
+    m.add_function(wrap_pyfunction!(heuristic_scan_text, m)?)?;
+    m.add_function(wrap_pyfunction!(walk::remove_values_walk, m)?)?;
+    m.add_function(wrap_pyfunction!(walk::sanitize_keys_walk, m)?)?;
     Ok(())
 }
