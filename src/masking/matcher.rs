@@ -1,12 +1,12 @@
 //! Finding every occurrence of every registered form, overlapping ones included.
 //!
-//! Secrets arrive one at a time all run long, with masking in between, so registration must
-//! not rebuild one big automaton each time.  Forms therefore live in two tiers: `settled`, one
-//! large automaton rebuilt rarely, and `recent`, a small one rebuilt cheaply.  New forms wait in
-//! `pending` until the next search; when the recent tier outgrows a fraction of the settled one
-//! it is folded in, so the settled automaton is rebuilt after a number of additions
-//! proportional to its size (amortised constant cost per form) and a search scans at most two
-//! automata.
+//! Secrets arrive one at a time all run long, with a mask between most of them, so adding a
+//! form must not rebuild one big automaton.  Forms therefore live in levels, like an LSM tree:
+//! the newest few (`fresh`) are searched one by one with `memmem`, which needs no build; once
+//! there are `FRESH_MAX` of them they become a level with its own automaton, and levels of
+//! similar size are merged, so a form takes part in O(log n) rebuilds in all and a search runs
+//! at most O(log n) automata.  A long text, where every extra automaton costs a pass over it,
+//! first merges all levels into one when that rebuild costs less than the extra passes.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -16,12 +16,18 @@ use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use super::text::CodePointCursor;
 use super::MaskError;
 
-/// The recent tier never has to hold fewer forms than this before it is folded in.
-const RECENT_MIN: usize = 64;
-/// The recent tier is folded in once it holds more than settled/RECENT_SHARE forms.
-const RECENT_SHARE: usize = 8;
-/// Above this many pattern bytes the settled tier uses a (smaller, slower) NFA instead of a DFA.
+/// Forms searched one by one (no automaton) until there are this many.
+const FRESH_MAX: usize = 24;
+/// Texts at least this long are never searched form by form.
+const FRESH_TEXT_MAX: usize = 4096;
+/// Above this many pattern bytes an automaton is an NFA (smaller, slower) instead of a DFA.
 const DFA_MAX_BYTES: usize = 64 * 1024;
+/// This many fresh forms at once are a bulk registration, built for lasting use.
+const BULK_MIN: usize = 4 * FRESH_MAX;
+/// Levels with fewer forms than this get the automaton quickest to build.
+const QUICK_BUILD_MAX: usize = 1024;
+/// A rebuild costs about this many scanned text bytes per pattern byte.
+const REBUILD_COST: usize = 16;
 
 #[derive(Default)]
 struct Tier {
@@ -30,15 +36,25 @@ struct Tier {
 }
 
 impl Tier {
-    fn rebuild(&mut self) -> Result<(), MaskError> {
-        self.automaton = if self.forms.is_empty() { None } else { Some(Arc::new(build(&self.forms)?)) };
+    /// `lasting` says the level is likely to stay as it is for many searches (a bulk
+    /// registration, or all levels merged for a long text), so a slower-to-build, faster
+    /// automaton pays off.
+    fn rebuild(&mut self, lasting: bool) -> Result<(), MaskError> {
+        self.automaton = if self.forms.is_empty() { None } else { Some(Arc::new(build(&self.forms, lasting)?)) };
         Ok(())
     }
 }
 
-fn build(forms: &[Arc<[u8]>]) -> Result<AhoCorasick, MaskError> {
+fn build(forms: &[Arc<[u8]>], lasting: bool) -> Result<AhoCorasick, MaskError> {
     let bytes: usize = forms.iter().map(|f| f.len()).sum();
-    let kind = if bytes <= DFA_MAX_BYTES { AhoCorasickKind::DFA } else { AhoCorasickKind::ContiguousNFA };
+    // Levels that will soon be merged again are rebuilt often: the cheapest build wins.
+    let kind = if lasting && bytes <= DFA_MAX_BYTES {
+        AhoCorasickKind::DFA
+    } else if forms.len() < QUICK_BUILD_MAX {
+        AhoCorasickKind::NoncontiguousNFA
+    } else {
+        AhoCorasickKind::ContiguousNFA
+    };
     AhoCorasick::builder()
         .match_kind(MatchKind::Standard)
         .kind(Some(kind))
@@ -51,9 +67,10 @@ fn build(forms: &[Arc<[u8]>]) -> Result<AhoCorasick, MaskError> {
 #[derive(Default)]
 pub struct SecretMatcher {
     known: HashSet<Arc<[u8]>>,
-    settled: Tier,
-    recent: Tier,
-    pending: Vec<Arc<[u8]>>,
+    /// Automaton levels, oldest (largest) first.
+    levels: Vec<Tier>,
+    /// The newest forms, in no automaton yet.
+    fresh: Vec<Arc<[u8]>>,
 }
 
 impl SecretMatcher {
@@ -68,7 +85,7 @@ impl SecretMatcher {
         }
         let form: Arc<[u8]> = Arc::from(form);
         self.known.insert(form.clone());
-        self.pending.push(form);
+        self.fresh.push(form);
         true
     }
 
@@ -84,28 +101,57 @@ impl SecretMatcher {
         self.known.contains(form)
     }
 
-    /// Fold the pending forms into the automata, so that `snapshot()` sees every form.
-    pub fn settle(&mut self) -> Result<(), MaskError> {
-        if self.pending.is_empty() {
+    /// Move the fresh forms into a level of their own, then merge levels of similar size.
+    fn level_fresh(&mut self) -> Result<(), MaskError> {
+        if self.fresh.is_empty() {
             return Ok(());
         }
-        let pending = std::mem::take(&mut self.pending);
-        let recent_cap = RECENT_MIN.max(self.settled.forms.len() / RECENT_SHARE);
-        if self.recent.forms.len() + pending.len() > recent_cap {
-            let recent = std::mem::take(&mut self.recent.forms);
-            self.settled.forms.extend(recent.into_iter().chain(pending));
-            self.recent.automaton = None;
-            return self.settled.rebuild();
+        let bulk = self.fresh.len() >= BULK_MIN;
+        let mut level = Tier { forms: std::mem::take(&mut self.fresh), automaton: None };
+        while self.levels.last().is_some_and(|last| last.forms.len() <= 2 * level.forms.len()) {
+            if let Some(last) = self.levels.pop() {
+                let mut forms = last.forms;
+                forms.extend(level.forms);
+                level.forms = forms;
+            }
         }
-        self.recent.forms.extend(pending);
-        self.recent.rebuild()
+        level.rebuild(bulk)?;
+        self.levels.push(level);
+        Ok(())
     }
 
-    /// The automata to search, after settling: cheap to clone and to use without `self`.
+    /// Merge every level into one.
+    fn consolidate(&mut self) -> Result<(), MaskError> {
+        self.level_fresh()?;
+        if self.levels.len() > 1 {
+            let forms = self.levels.drain(..).flat_map(|level| level.forms).collect();
+            let mut level = Tier { forms, automaton: None };
+            level.rebuild(true)?;
+            self.levels.push(level);
+        }
+        Ok(())
+    }
+
+    /// What a search of a text of `text_len` bytes should use: the fresh forms stay out of
+    /// the automata for short texts; a long text gets one automaton when its rebuild costs
+    /// less than the passes over the text it saves.
+    pub fn snapshot_for(&mut self, text_len: usize) -> Result<Snapshot, MaskError> {
+        if self.fresh.len() >= FRESH_MAX || (text_len >= FRESH_TEXT_MAX && !self.fresh.is_empty()) {
+            self.level_fresh()?;
+        }
+        if self.levels.len() > 1 {
+            let smaller: usize = self.levels[1..].iter().flat_map(|l| l.forms.iter()).map(|f| f.len()).sum();
+            if (self.levels.len() - 1).saturating_mul(text_len) >= smaller.saturating_mul(REBUILD_COST) {
+                self.consolidate()?;
+            }
+        }
+        let automata = self.levels.iter().filter_map(|level| level.automaton.clone()).collect();
+        Ok(Snapshot { automata, fresh: self.fresh.clone() })
+    }
+
+    /// A snapshot that sees every form, for a short text.
     pub fn snapshot(&mut self) -> Result<Snapshot, MaskError> {
-        self.settle()?;
-        let automata = [&self.settled.automaton, &self.recent.automaton].into_iter().flatten().cloned().collect();
-        Ok(Snapshot { automata })
+        self.snapshot_for(0)
     }
 }
 
@@ -113,11 +159,12 @@ impl SecretMatcher {
 #[derive(Clone, Default)]
 pub struct Snapshot {
     automata: Vec<Arc<AhoCorasick>>,
+    fresh: Vec<Arc<[u8]>>,
 }
 
 impl Snapshot {
     pub fn is_empty(&self) -> bool {
-        self.automata.is_empty()
+        self.automata.is_empty() && self.fresh.is_empty()
     }
 
     /// Every occurrence of every form in `text`, as byte spans sorted by (start, end).
@@ -125,6 +172,15 @@ impl Snapshot {
         let mut spans: Vec<(usize, usize)> = Vec::new();
         for automaton in &self.automata {
             spans.extend(automaton.find_overlapping_iter(text).map(|m| (m.start(), m.end())));
+        }
+        for form in &self.fresh {
+            let finder = memchr::memmem::Finder::new(&form[..]);
+            let mut from = 0;
+            // Every occurrence, overlapping ones included: restart one byte after each hit.
+            while let Some(found) = text.get(from..).and_then(|rest| finder.find(rest)) {
+                spans.push((from + found, from + found + form.len()));
+                from += found + 1;
+            }
         }
         // Overlapping search reports by end position; forms are distinct, so sorting is enough.
         spans.sort_unstable();

@@ -79,10 +79,15 @@ impl SecretRegistry {
         self.matcher.snapshot()
     }
 
+    /// The automata to search a text of `text_len` bytes with (see `SecretMatcher::snapshot_for`).
+    pub fn snapshot_for(&mut self, text_len: usize) -> Result<Snapshot, MaskError> {
+        self.matcher.snapshot_for(text_len)
+    }
+
     /// The registered secrets present in `text` (a JSON document), as their literal values:
     /// a derived form found in the text stands for the secret it encodes.
     pub fn secrets_in_json(&mut self, text: &[u8]) -> Result<Vec<Vec<u8>>, MaskError> {
-        let snapshot = self.snapshot()?;
+        let snapshot = self.snapshot_for(text.len())?;
         let mut found: Vec<Vec<u8>> = Vec::new();
         let mut seen: HashSet<&[u8]> = HashSet::new();
         for (start, end) in snapshot.byte_spans(text) {

@@ -80,14 +80,15 @@ fn scan<T: Send>(py: Python<'_>, text: &Text<'_>, f: impl Send + FnOnce(&[u8]) -
 /// `value` with every merged run of occurrences replaced by `placeholder`; `value` itself
 /// (the very object) when it contains no secret.
 fn mask_with<'py>(
-    snapshot: &Snapshot,
+    take_snapshot: impl FnOnce(usize) -> Result<Snapshot, MaskError>,
     value: &Bound<'py, PyString>,
     placeholder: &Bound<'py, PyString>,
 ) -> PyResult<Bound<'py, PyString>> {
+    let text = text_of(value)?;
+    let snapshot = take_snapshot(text.bytes.len()).map_err(failure)?;
     if snapshot.is_empty() {
         return Ok(value.clone());
     }
-    let text = text_of(value)?;
     let placeholder = text_of(placeholder)?;
     let placeholder_bytes: &[u8] = &placeholder.bytes;
     match scan(value.py(), &text, |bytes| snapshot.mask(bytes, placeholder_bytes)) {
@@ -96,12 +97,16 @@ fn mask_with<'py>(
     }
 }
 
-fn spans_with<'py>(snapshot: &Snapshot, value: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyList>> {
+fn spans_with<'py>(
+    take_snapshot: impl FnOnce(usize) -> Result<Snapshot, MaskError>,
+    value: &Bound<'py, PyString>,
+) -> PyResult<Bound<'py, PyList>> {
     let py = value.py();
+    let text = text_of(value)?;
+    let snapshot = take_snapshot(text.bytes.len()).map_err(failure)?;
     if snapshot.is_empty() {
         return Ok(PyList::empty(py));
     }
-    let text = text_of(value)?;
     let ascii = text.ascii;
     let spans = scan(py, &text, |bytes| snapshot.spans(bytes, ascii));
     let items = spans.into_iter().map(|(s, e)| PyTuple::new(py, [s, e])).collect::<PyResult<Vec<_>>>()?;
@@ -137,15 +142,13 @@ impl PySecretMatcher {
     /// Every occurrence as sorted `(start, end)` code-point spans, overlapping ones included.
     fn spans<'py>(&self, value: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyList>> {
         guarded(|| {
-            let snapshot = locked(&self.inner).snapshot().map_err(failure)?;
-            spans_with(&snapshot, value)
+            spans_with(|len| locked(&self.inner).snapshot_for(len), value)
         })
     }
 
     fn mask<'py>(&self, value: &Bound<'py, PyString>, placeholder: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyString>> {
         guarded(|| {
-            let snapshot = locked(&self.inner).snapshot().map_err(failure)?;
-            mask_with(&snapshot, value, placeholder)
+            mask_with(|len| locked(&self.inner).snapshot_for(len), value, placeholder)
         })
     }
 
@@ -193,15 +196,13 @@ impl PySecretRegistry {
 
     fn mask<'py>(&self, value: &Bound<'py, PyString>, placeholder: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyString>> {
         guarded(|| {
-            let snapshot = locked(&self.inner).snapshot().map_err(failure)?;
-            mask_with(&snapshot, value, placeholder)
+            mask_with(|len| locked(&self.inner).snapshot_for(len), value, placeholder)
         })
     }
 
     fn spans<'py>(&self, value: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyList>> {
         guarded(|| {
-            let snapshot = locked(&self.inner).snapshot().map_err(failure)?;
-            spans_with(&snapshot, value)
+            spans_with(|len| locked(&self.inner).snapshot_for(len), value)
         })
     }
 
