@@ -22,10 +22,8 @@ const FRESH_MAX: usize = 24;
 const FRESH_TEXT_MAX: usize = 4096;
 /// Above this many pattern bytes an automaton is an NFA (smaller, slower) instead of a DFA.
 const DFA_MAX_BYTES: usize = 64 * 1024;
-/// This many fresh forms at once are a bulk registration, built for lasting use.
-const BULK_MIN: usize = 4 * FRESH_MAX;
-/// Levels with fewer forms than this get the automaton quickest to build.
-const QUICK_BUILD_MAX: usize = 1024;
+/// A fast (DFA) build costs about this many scanned text bytes per pattern byte.
+const FAST_BUILD_COST: usize = 64;
 /// A rebuild costs about this many scanned text bytes per pattern byte.
 const REBUILD_COST: usize = 16;
 
@@ -33,6 +31,8 @@ const REBUILD_COST: usize = 16;
 struct Tier {
     forms: Vec<Arc<[u8]>>,
     automaton: Option<Arc<AhoCorasick>>,
+    /// Built for scanning speed (DFA when small enough) rather than build speed.
+    fast: bool,
 }
 
 impl Tier {
@@ -41,7 +41,12 @@ impl Tier {
     /// automaton pays off.
     fn rebuild(&mut self, lasting: bool) -> Result<(), MaskError> {
         self.automaton = if self.forms.is_empty() { None } else { Some(Arc::new(build(&self.forms, lasting)?)) };
+        self.fast = lasting;
         Ok(())
+    }
+
+    fn bytes(&self) -> usize {
+        self.forms.iter().map(|f| f.len()).sum()
     }
 }
 
@@ -50,9 +55,8 @@ fn build(forms: &[Arc<[u8]>], lasting: bool) -> Result<AhoCorasick, MaskError> {
     // Levels that will soon be merged again are rebuilt often: the cheapest build wins.
     let kind = if lasting && bytes <= DFA_MAX_BYTES {
         AhoCorasickKind::DFA
-    } else if forms.len() < QUICK_BUILD_MAX {
-        AhoCorasickKind::NoncontiguousNFA
     } else {
+        // The noncontiguous NFA builds a little faster but scans several times slower.
         AhoCorasickKind::ContiguousNFA
     };
     AhoCorasick::builder()
@@ -106,8 +110,7 @@ impl SecretMatcher {
         if self.fresh.is_empty() {
             return Ok(());
         }
-        let bulk = self.fresh.len() >= BULK_MIN;
-        let mut level = Tier { forms: std::mem::take(&mut self.fresh), automaton: None };
+        let mut level = Tier { forms: std::mem::take(&mut self.fresh), automaton: None, fast: false };
         while self.levels.last().is_some_and(|last| last.forms.len() <= 2 * level.forms.len()) {
             if let Some(last) = self.levels.pop() {
                 let mut forms = last.forms;
@@ -115,20 +118,18 @@ impl SecretMatcher {
                 level.forms = forms;
             }
         }
-        level.rebuild(bulk)?;
+        level.rebuild(false)?;
         self.levels.push(level);
         Ok(())
     }
 
-    /// Merge every level into one.
-    fn consolidate(&mut self) -> Result<(), MaskError> {
+    /// Merge every level into one, built for speed when `fast`.
+    fn consolidate(&mut self, fast: bool) -> Result<(), MaskError> {
         self.level_fresh()?;
-        if self.levels.len() > 1 {
-            let forms = self.levels.drain(..).flat_map(|level| level.forms).collect();
-            let mut level = Tier { forms, automaton: None };
-            level.rebuild(true)?;
-            self.levels.push(level);
-        }
+        let forms = self.levels.drain(..).flat_map(|level| level.forms).collect();
+        let mut level = Tier { forms, automaton: None, fast: false };
+        level.rebuild(fast)?;
+        self.levels.push(level);
         Ok(())
     }
 
@@ -139,10 +140,16 @@ impl SecretMatcher {
         if self.fresh.len() >= FRESH_MAX || (text_len >= FRESH_TEXT_MAX && !self.fresh.is_empty()) {
             self.level_fresh()?;
         }
-        if self.levels.len() > 1 {
-            let smaller: usize = self.levels[1..].iter().flat_map(|l| l.forms.iter()).map(|f| f.len()).sum();
-            if (self.levels.len() - 1).saturating_mul(text_len) >= smaller.saturating_mul(REBUILD_COST) {
-                self.consolidate()?;
+        if text_len >= FRESH_TEXT_MAX && !self.levels.is_empty() {
+            let total: usize = self.levels.iter().map(Tier::bytes).sum();
+            let smaller = total - self.levels[0].bytes();
+            let extra = self.levels.len() - 1;
+            // Rebuilds are paid once and then serve every later search as well.
+            let fast = total.saturating_mul(FAST_BUILD_COST) <= text_len;
+            if extra.saturating_mul(text_len) >= smaller.saturating_mul(REBUILD_COST) && extra > 0 {
+                self.consolidate(fast)?;
+            } else if extra == 0 && fast && !self.levels[0].fast {
+                self.levels[0].rebuild(true)?;
             }
         }
         let automata = self.levels.iter().filter_map(|level| level.automaton.clone()).collect();
