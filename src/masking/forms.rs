@@ -11,8 +11,14 @@ const STRIP: &[u8] = b" \t\r\n";
 
 /// `secret` without the spaces, tabs, CRs and LFs around it; empty when nothing else is left.
 pub fn strip_secret(secret: &[u8]) -> &[u8] {
-    let start = secret.iter().position(|b| !STRIP.contains(b)).unwrap_or(secret.len());
-    let end = secret.iter().rposition(|b| !STRIP.contains(b)).map_or(start, |i| i + 1);
+    let start = secret
+        .iter()
+        .position(|b| !STRIP.contains(b))
+        .unwrap_or(secret.len());
+    let end = secret
+        .iter()
+        .rposition(|b| !STRIP.contains(b))
+        .map_or(start, |i| i + 1);
     &secret[start..end]
 }
 
@@ -99,13 +105,23 @@ mod tests {
     #[test]
     fn escapes_like_python_json() {
         let forms = secret_forms(b"a\"b\\c\n\x01\x7f").unwrap();
-        assert_eq!(forms, vec![b"a\"b\\c\n\x01\x7f".to_vec(), b"a\\\"b\\\\c\\n\\u0001\x7f".to_vec(), b"a\\\"b\\\\c\\n\\u0001\\u007f".to_vec()]);
+        assert_eq!(
+            forms,
+            vec![
+                b"a\"b\\c\n\x01\x7f".to_vec(),
+                b"a\\\"b\\\\c\\n\\u0001\x7f".to_vec(),
+                b"a\\\"b\\\\c\\n\\u0001\\u007f".to_vec()
+            ]
+        );
     }
 
     #[test]
     fn non_ascii_astral_and_surrogates() {
         let secret = encode(&[0xE9, 0x1F600, 0xDC00]);
         let forms = secret_forms(&secret).unwrap();
-        assert_eq!(forms, vec![secret.clone(), b"\\u00e9\\ud83d\\ude00\\udc00".to_vec()]);
+        assert_eq!(
+            forms,
+            vec![secret.clone(), b"\\u00e9\\ud83d\\ude00\\udc00".to_vec()]
+        );
     }
 }

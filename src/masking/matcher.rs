@@ -40,7 +40,11 @@ impl Tier {
     /// registration, or all levels merged for a long text), so a slower-to-build, faster
     /// automaton pays off.
     fn rebuild(&mut self, lasting: bool) -> Result<(), MaskError> {
-        self.automaton = if self.forms.is_empty() { None } else { Some(Arc::new(build(&self.forms, lasting)?)) };
+        self.automaton = if self.forms.is_empty() {
+            None
+        } else {
+            Some(Arc::new(build(&self.forms, lasting)?))
+        };
         self.fast = lasting;
         Ok(())
     }
@@ -63,7 +67,11 @@ fn build(forms: &[Arc<[u8]>], lasting: bool) -> Result<AhoCorasick, MaskError> {
         .match_kind(MatchKind::Standard)
         .kind(Some(kind))
         .build(forms.iter().map(|f| &f[..]))
-        .or_else(|_| AhoCorasick::builder().match_kind(MatchKind::Standard).build(forms.iter().map(|f| &f[..])))
+        .or_else(|_| {
+            AhoCorasick::builder()
+                .match_kind(MatchKind::Standard)
+                .build(forms.iter().map(|f| &f[..]))
+        })
         .map_err(|_| MaskError::Build)
 }
 
@@ -110,8 +118,16 @@ impl SecretMatcher {
         if self.fresh.is_empty() {
             return Ok(());
         }
-        let mut level = Tier { forms: std::mem::take(&mut self.fresh), automaton: None, fast: false };
-        while self.levels.last().is_some_and(|last| last.forms.len() <= 2 * level.forms.len()) {
+        let mut level = Tier {
+            forms: std::mem::take(&mut self.fresh),
+            automaton: None,
+            fast: false,
+        };
+        while self
+            .levels
+            .last()
+            .is_some_and(|last| last.forms.len() <= 2 * level.forms.len())
+        {
             if let Some(last) = self.levels.pop() {
                 let mut forms = last.forms;
                 forms.extend(level.forms);
@@ -126,8 +142,16 @@ impl SecretMatcher {
     /// Merge every level into one, built for speed when `fast`.
     fn consolidate(&mut self, fast: bool) -> Result<(), MaskError> {
         self.level_fresh()?;
-        let forms = self.levels.drain(..).flat_map(|level| level.forms).collect();
-        let mut level = Tier { forms, automaton: None, fast: false };
+        let forms = self
+            .levels
+            .drain(..)
+            .flat_map(|level| level.forms)
+            .collect();
+        let mut level = Tier {
+            forms,
+            automaton: None,
+            fast: false,
+        };
         level.rebuild(fast)?;
         self.levels.push(level);
         Ok(())
@@ -152,8 +176,15 @@ impl SecretMatcher {
                 self.levels[0].rebuild(true)?;
             }
         }
-        let automata = self.levels.iter().filter_map(|level| level.automaton.clone()).collect();
-        Ok(Snapshot { automata, fresh: self.fresh.clone() })
+        let automata = self
+            .levels
+            .iter()
+            .filter_map(|level| level.automaton.clone())
+            .collect();
+        Ok(Snapshot {
+            automata,
+            fresh: self.fresh.clone(),
+        })
     }
 
     /// A snapshot that sees every form, for a short text.
@@ -178,7 +209,11 @@ impl Snapshot {
     pub fn byte_spans(&self, text: &[u8]) -> Vec<(usize, usize)> {
         let mut spans: Vec<(usize, usize)> = Vec::new();
         for automaton in &self.automata {
-            spans.extend(automaton.find_overlapping_iter(text).map(|m| (m.start(), m.end())));
+            spans.extend(
+                automaton
+                    .find_overlapping_iter(text)
+                    .map(|m| (m.start(), m.end())),
+            );
         }
         for form in &self.fresh {
             let finder = memchr::memmem::Finder::new(&form[..]);

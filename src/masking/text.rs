@@ -81,7 +81,12 @@ pub struct CodePointCursor<'a> {
 impl<'a> CodePointCursor<'a> {
     /// `ascii` says every byte is one code point (the text is ASCII), so offsets map to themselves.
     pub fn new(text: &'a [u8], ascii: bool) -> Self {
-        CodePointCursor { text, ascii, byte_pos: 0, cp_pos: 0 }
+        CodePointCursor {
+            text,
+            ascii,
+            byte_pos: 0,
+            cp_pos: 0,
+        }
     }
 
     /// The code-point index of byte offset `pos` (`pos` >= every earlier call's).
@@ -115,14 +120,19 @@ mod tests {
 
     #[test]
     fn round_trips_every_kind_of_code_point() {
-        let cps = vec![0x41, 0xE9, 0x20AC, 0x1F600, 0xD83D, 0xDE00, 0xDC00, 0x0, 0x7F, 0x10FFFF];
+        let cps = vec![
+            0x41, 0xE9, 0x20AC, 0x1F600, 0xD83D, 0xDE00, 0xDC00, 0x0, 0x7F, 0x10FFFF,
+        ];
         let bytes = encode(&cps);
         assert_eq!(decode(&bytes), Some(cps));
     }
 
     #[test]
     fn lone_surrogates_are_three_bytes_each() {
-        assert_eq!(encode(&[0xD83D, 0xDE00]), vec![0xED, 0xA0, 0xBD, 0xED, 0xB8, 0x80]);
+        assert_eq!(
+            encode(&[0xD83D, 0xDE00]),
+            vec![0xED, 0xA0, 0xBD, 0xED, 0xB8, 0x80]
+        );
         assert_eq!(encode(&[0x1F600]), "😀".as_bytes());
     }
 

@@ -25,11 +25,14 @@ fn failure(_: MaskError) -> PyErr {
 
 /// Run `f`, turning a Rust panic into an ordinary exception that carries nothing of the data.
 fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
-    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| Err(PyRuntimeError::new_err("secret masking failed")))
+    catch_unwind(AssertUnwindSafe(f))
+        .unwrap_or_else(|_| Err(PyRuntimeError::new_err("secret masking failed")))
 }
 
 fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// A Python `str` as generalized UTF-8, and whether it is ASCII (byte offsets = indices).
@@ -41,24 +44,35 @@ struct Text<'a> {
 fn text_of<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Text<'a>> {
     let code_points = s.code_point_len()?;
     match s.to_str() {
-        Ok(utf8) => Ok(Text { ascii: utf8.len() == code_points, bytes: Cow::Borrowed(utf8.as_bytes()) }),
+        Ok(utf8) => Ok(Text {
+            ascii: utf8.len() == code_points,
+            bytes: Cow::Borrowed(utf8.as_bytes()),
+        }),
         // Only lone surrogates make a str not UTF-8; surrogatepass writes each as 3 bytes.
         Err(_) => {
             let encoded = unsafe {
                 Bound::from_owned_ptr_or_err(
                     s.py(),
-                    pyo3::ffi::PyUnicode_AsEncodedString(s.as_ptr(), c"utf-8".as_ptr(), c"surrogatepass".as_ptr()),
+                    pyo3::ffi::PyUnicode_AsEncodedString(
+                        s.as_ptr(),
+                        c"utf-8".as_ptr(),
+                        c"surrogatepass".as_ptr(),
+                    ),
                 )?
             };
             let bytes = encoded.cast_into::<PyBytes>().map_err(PyErr::from)?;
-            Ok(Text { bytes: Cow::Owned(bytes.as_bytes().to_vec()), ascii: false })
+            Ok(Text {
+                bytes: Cow::Owned(bytes.as_bytes().to_vec()),
+                ascii: false,
+            })
         }
     }
 }
 
 /// The `str` whose generalized UTF-8 form is `bytes`.
 fn str_from<'py>(py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyString>> {
-    let len = pyo3::ffi::Py_ssize_t::try_from(bytes.len()).map_err(|_| PyValueError::new_err("text too long"))?;
+    let len = pyo3::ffi::Py_ssize_t::try_from(bytes.len())
+        .map_err(|_| PyValueError::new_err("text too long"))?;
     let obj = unsafe {
         Bound::from_owned_ptr_or_err(
             py,
@@ -91,7 +105,9 @@ fn mask_with<'py>(
     }
     let placeholder = text_of(placeholder)?;
     let placeholder_bytes: &[u8] = &placeholder.bytes;
-    match scan(value.py(), &text, |bytes| snapshot.mask(bytes, placeholder_bytes)) {
+    match scan(value.py(), &text, |bytes| {
+        snapshot.mask(bytes, placeholder_bytes)
+    }) {
         None => Ok(value.clone()),
         Some(out) => str_from(value.py(), &out),
     }
@@ -109,7 +125,10 @@ fn spans_with<'py>(
     }
     let ascii = text.ascii;
     let spans = scan(py, &text, |bytes| snapshot.spans(bytes, ascii));
-    let items = spans.into_iter().map(|(s, e)| PyTuple::new(py, [s, e])).collect::<PyResult<Vec<_>>>()?;
+    let items = spans
+        .into_iter()
+        .map(|(s, e)| PyTuple::new(py, [s, e]))
+        .collect::<PyResult<Vec<_>>>()?;
     PyList::new(py, items)
 }
 
@@ -124,7 +143,9 @@ pub struct PySecretMatcher {
 impl PySecretMatcher {
     #[new]
     fn new() -> Self {
-        PySecretMatcher { inner: Mutex::new(SecretMatcher::new()) }
+        PySecretMatcher {
+            inner: Mutex::new(SecretMatcher::new()),
+        }
     }
 
     /// Add one form to match; registering it again changes nothing.
@@ -141,14 +162,20 @@ impl PySecretMatcher {
 
     /// Every occurrence as sorted `(start, end)` code-point spans, overlapping ones included.
     fn spans<'py>(&self, value: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyList>> {
-        guarded(|| {
-            spans_with(|len| locked(&self.inner).snapshot_for(len), value)
-        })
+        guarded(|| spans_with(|len| locked(&self.inner).snapshot_for(len), value))
     }
 
-    fn mask<'py>(&self, value: &Bound<'py, PyString>, placeholder: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyString>> {
+    fn mask<'py>(
+        &self,
+        value: &Bound<'py, PyString>,
+        placeholder: &Bound<'py, PyString>,
+    ) -> PyResult<Bound<'py, PyString>> {
         guarded(|| {
-            mask_with(|len| locked(&self.inner).snapshot_for(len), value, placeholder)
+            mask_with(
+                |len| locked(&self.inner).snapshot_for(len),
+                value,
+                placeholder,
+            )
         })
     }
 
@@ -172,38 +199,55 @@ pub struct PySecretRegistry {
 impl PySecretRegistry {
     #[new]
     fn new() -> Self {
-        PySecretRegistry { inner: Mutex::new(SecretRegistry::new()) }
+        PySecretRegistry {
+            inner: Mutex::new(SecretRegistry::new()),
+        }
     }
 
     /// Register every `str` in `secrets`; returns the stripped secrets that were new, in order.
     fn register<'py>(&self, secrets: &Bound<'py, PyList>) -> PyResult<Bound<'py, PyList>> {
         let py = secrets.py();
         guarded(|| {
-            let texts = secrets.iter().map(|s| s.cast_into::<PyString>().map_err(PyErr::from)).collect::<PyResult<Vec<_>>>()?;
+            let texts = secrets
+                .iter()
+                .map(|s| s.cast_into::<PyString>().map_err(PyErr::from))
+                .collect::<PyResult<Vec<_>>>()?;
             let mut new = Vec::new();
             {
                 let mut registry = locked(&self.inner);
                 for secret in &texts {
-                    if let Some(stripped) = registry.register(&text_of(secret)?.bytes).map_err(failure)? {
+                    if let Some(stripped) = registry
+                        .register(&text_of(secret)?.bytes)
+                        .map_err(failure)?
+                    {
                         new.push(stripped);
                     }
                 }
             }
-            let items = new.iter().map(|b| str_from(py, b)).collect::<PyResult<Vec<_>>>()?;
+            let items = new
+                .iter()
+                .map(|b| str_from(py, b))
+                .collect::<PyResult<Vec<_>>>()?;
             PyList::new(py, items)
         })
     }
 
-    fn mask<'py>(&self, value: &Bound<'py, PyString>, placeholder: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyString>> {
+    fn mask<'py>(
+        &self,
+        value: &Bound<'py, PyString>,
+        placeholder: &Bound<'py, PyString>,
+    ) -> PyResult<Bound<'py, PyString>> {
         guarded(|| {
-            mask_with(|len| locked(&self.inner).snapshot_for(len), value, placeholder)
+            mask_with(
+                |len| locked(&self.inner).snapshot_for(len),
+                value,
+                placeholder,
+            )
         })
     }
 
     fn spans<'py>(&self, value: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyList>> {
-        guarded(|| {
-            spans_with(|len| locked(&self.inner).snapshot_for(len), value)
-        })
+        guarded(|| spans_with(|len| locked(&self.inner).snapshot_for(len), value))
     }
 
     /// The registered secrets present in a JSON document, as their literal values.
@@ -211,8 +255,13 @@ impl PySecretRegistry {
         let py = value.py();
         guarded(|| {
             let text = text_of(value)?;
-            let found = locked(&self.inner).secrets_in_json(&text.bytes).map_err(failure)?;
-            let items = found.iter().map(|b| str_from(py, b)).collect::<PyResult<Vec<_>>>()?;
+            let found = locked(&self.inner)
+                .secrets_in_json(&text.bytes)
+                .map_err(failure)?;
+            let items = found
+                .iter()
+                .map(|b| str_from(py, b))
+                .collect::<PyResult<Vec<_>>>()?;
             PyList::new(py, items)
         })
     }
