@@ -1,29 +1,28 @@
 //! Finding every occurrence of every registered form, overlapping ones included.
 //!
 //! Secrets arrive one at a time all run long, with a mask between most of them, so adding a
-//! form must not rebuild one big automaton.  Forms therefore live in levels, like an LSM tree:
-//! the newest few (`fresh`) are searched one by one with `memmem`, which needs no build; once
-//! there are `FRESH_MAX` of them they become a level with its own automaton, and levels of
-//! similar size are merged, so a form takes part in O(log n) rebuilds in all and a search runs
-//! at most O(log n) automata.  A long text, where every extra automaton costs a pass over it,
-//! first merges all levels into one when that rebuild costs less than the extra passes.
+//! form must not rebuild an automaton.  New forms go into `fresh`, a hash index that needs no
+//! build (see `fresh`) and serves short texts.  The first long text moves them into a level
+//! with its own automaton; levels of similar size are merged, like an LSM tree, so a form
+//! takes part in O(log n) rebuilds in all and a search runs at most O(log n) automata.  A long
+//! text, where every extra automaton costs a pass over it, first merges all levels into one
+//! when that rebuild costs less than the extra passes.
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
+use super::fresh::FreshIndex;
 use super::text::CodePointCursor;
 use super::MaskError;
 
-/// Forms searched one by one (no automaton) until there are this many.
-const FRESH_MAX: usize = 24;
-/// Texts at least this long are never searched form by form.
+/// Texts at least this long are searched with automata only.
 const FRESH_TEXT_MAX: usize = 4096;
 /// Above this many pattern bytes an automaton is an NFA (smaller, slower) instead of a DFA.
 const DFA_MAX_BYTES: usize = 64 * 1024;
 /// A fast (DFA) build costs about this many scanned text bytes per pattern byte.
-const FAST_BUILD_COST: usize = 64;
+const FAST_BUILD_COST: usize = 32;
 /// A rebuild costs about this many scanned text bytes per pattern byte.
 const REBUILD_COST: usize = 16;
 
@@ -63,9 +62,12 @@ fn build(forms: &[Arc<[u8]>], lasting: bool) -> Result<AhoCorasick, MaskError> {
         // The noncontiguous NFA builds a little faster but scans several times slower.
         AhoCorasickKind::ContiguousNFA
     };
+    // Measured on log text with random secrets: a DFA is faster without the prefilter (secrets
+    // start with common bytes, so it keeps stopping); an NFA gains from it.
     AhoCorasick::builder()
         .match_kind(MatchKind::Standard)
         .kind(Some(kind))
+        .prefilter(kind != AhoCorasickKind::DFA)
         .build(forms.iter().map(|f| &f[..]))
         .or_else(|_| {
             AhoCorasick::builder()
@@ -82,7 +84,7 @@ pub struct SecretMatcher {
     /// Automaton levels, oldest (largest) first.
     levels: Vec<Tier>,
     /// The newest forms, in no automaton yet.
-    fresh: Vec<Arc<[u8]>>,
+    fresh: Arc<FreshIndex>,
 }
 
 impl SecretMatcher {
@@ -97,7 +99,8 @@ impl SecretMatcher {
         }
         let form: Arc<[u8]> = Arc::from(form);
         self.known.insert(form.clone());
-        self.fresh.push(form);
+        // Copies the index only while a snapshot of it is still being searched elsewhere.
+        Arc::make_mut(&mut self.fresh).add(form);
         true
     }
 
@@ -119,7 +122,7 @@ impl SecretMatcher {
             return Ok(());
         }
         let mut level = Tier {
-            forms: std::mem::take(&mut self.fresh),
+            forms: FreshIndex::into_forms(std::mem::take(&mut self.fresh)),
             automaton: None,
             fast: false,
         };
@@ -161,7 +164,7 @@ impl SecretMatcher {
     /// the automata for short texts; a long text gets one automaton when its rebuild costs
     /// less than the passes over the text it saves.
     pub fn snapshot_for(&mut self, text_len: usize) -> Result<Snapshot, MaskError> {
-        if self.fresh.len() >= FRESH_MAX || (text_len >= FRESH_TEXT_MAX && !self.fresh.is_empty()) {
+        if text_len >= FRESH_TEXT_MAX && !self.fresh.is_empty() {
             self.level_fresh()?;
         }
         if text_len >= FRESH_TEXT_MAX && !self.levels.is_empty() {
@@ -197,7 +200,7 @@ impl SecretMatcher {
 #[derive(Clone, Default)]
 pub struct Snapshot {
     automata: Vec<Arc<AhoCorasick>>,
-    fresh: Vec<Arc<[u8]>>,
+    fresh: Arc<FreshIndex>,
 }
 
 impl Snapshot {
@@ -215,15 +218,7 @@ impl Snapshot {
                     .map(|m| (m.start(), m.end())),
             );
         }
-        for form in &self.fresh {
-            let finder = memchr::memmem::Finder::new(&form[..]);
-            let mut from = 0;
-            // Every occurrence, overlapping ones included: restart one byte after each hit.
-            while let Some(found) = text.get(from..).and_then(|rest| finder.find(rest)) {
-                spans.push((from + found, from + found + form.len()));
-                from += found + 1;
-            }
-        }
+        self.fresh.spans(text, &mut spans);
         // Overlapping search reports by end position; forms are distinct, so sorting is enough.
         spans.sort_unstable();
         spans.dedup();

@@ -6,6 +6,7 @@
 //! points here; positions handed back to Python are code-point indices.
 
 pub mod forms;
+pub mod fresh;
 pub mod matcher;
 pub mod text;
 

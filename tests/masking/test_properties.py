@@ -65,6 +65,22 @@ def test_mask_string_equals_2_22(case, placeholder):
 
 
 @SETTINGS
+@given(registry_and_text(), st.integers(0, 3))
+def test_mask_string_long_texts_equal_2_22(case, copies):
+    """Texts of 4 KB and more are searched with automata, not the fresh-secret index."""
+    registered, text = case
+    reference, ours = _pair(registered)
+    ours.mask_string("short text first, so the index serves it")
+    long_text = ("." * 4096 + text) * (copies + 1)
+    assert ours.mask_string(long_text, mask_placeholder="<m>") == reference.mask_string(long_text, mask_placeholder="<m>")
+    assert ours._registry.spans(long_text) == sorted(reference._matcher.spans(long_text))
+    # and short again, after the forms moved into an automaton, plus one more secret
+    ours.register_secret_text(text[:3])
+    reference.register_secret_text(text[:3])
+    assert ours.mask_string(text, mask_placeholder="#") == reference.mask_string(text, mask_placeholder="#")
+
+
+@SETTINGS
 @given(registry_and_text())
 def test_secrets_in_json_equals_2_22(case):
     registered, text = case
