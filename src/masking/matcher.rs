@@ -1,51 +1,51 @@
 //! Finding every occurrence of every registered form, overlapping ones included.
 //!
-//! Secrets arrive one at a time all run long, with a mask between most of them, so adding a
-//! form must not rebuild an automaton.  New forms go into `fresh`, a hash index that needs no
-//! build (see `fresh`) and serves short texts.  The first long text moves them into a level
-//! with its own automaton; levels of similar size are merged, like an LSM tree, so a form
-//! takes part in O(log n) rebuilds in all and a search runs at most O(log n) automata.  A long
-//! text, where every extra automaton costs a pass over it, first merges all levels into one
-//! when that rebuild costs less than the extra passes.
+//! Two structures hold the forms.  The anchor index (`anchors`) takes a new form in O(its
+//! length) and needs no build, and scans about twice as fast as an automaton on ordinary text;
+//! but a text dense with candidate positions makes it slow.  So every scan through it has a
+//! budget of candidates, and a text that exceeds it is searched with Aho-Corasick automata,
+//! which take linear time whatever the text.  The automata are built only when first needed,
+//! in levels like an LSM tree: forms added since the last build become a level of their own
+//! and levels of similar size are merged, so a form takes part in O(log n) builds in all and a
+//! search runs at most O(log n) automata; a long text first merges them all into one when that
+//! rebuild costs less than the extra passes it saves.
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
-use super::fresh::FreshIndex;
+use super::anchors::AnchorIndex;
 use super::text::CodePointCursor;
 use super::MaskError;
 
-/// Texts at least this long are searched with automata only.
-const FRESH_TEXT_MAX: usize = 4096;
 /// Above this many pattern bytes an automaton is an NFA (smaller, slower) instead of a DFA.
 const DFA_MAX_BYTES: usize = 64 * 1024;
-/// A fast (DFA) build costs about this many scanned text bytes per pattern byte.
-const FAST_BUILD_COST: usize = 32;
 /// A rebuild costs about this many scanned text bytes per pattern byte.
 const REBUILD_COST: usize = 16;
+/// A fast (DFA) build costs about this many scanned text bytes per pattern byte.
+const FAST_BUILD_COST: usize = 32;
 
 #[derive(Default)]
-struct Tier {
+struct Level {
     forms: Vec<Arc<[u8]>>,
     automaton: Option<Arc<AhoCorasick>>,
     /// Built for scanning speed (DFA when small enough) rather than build speed.
     fast: bool,
 }
 
-impl Tier {
-    /// `lasting` says the level is likely to stay as it is for many searches (a bulk
-    /// registration, or all levels merged for a long text), so a slower-to-build, faster
-    /// automaton pays off.
-    fn rebuild(&mut self, lasting: bool) -> Result<(), MaskError> {
-        self.automaton = if self.forms.is_empty() {
+impl Level {
+    fn build(forms: Vec<Arc<[u8]>>, fast: bool) -> Result<Level, MaskError> {
+        let automaton = if forms.is_empty() {
             None
         } else {
-            Some(Arc::new(build(&self.forms, lasting)?))
+            Some(Arc::new(build(&forms, fast)?))
         };
-        self.fast = lasting;
-        Ok(())
+        Ok(Level {
+            forms,
+            automaton,
+            fast,
+        })
     }
 
     fn bytes(&self) -> usize {
@@ -53,10 +53,9 @@ impl Tier {
     }
 }
 
-fn build(forms: &[Arc<[u8]>], lasting: bool) -> Result<AhoCorasick, MaskError> {
+fn build(forms: &[Arc<[u8]>], fast: bool) -> Result<AhoCorasick, MaskError> {
     let bytes: usize = forms.iter().map(|f| f.len()).sum();
-    // Levels that will soon be merged again are rebuilt often: the cheapest build wins.
-    let kind = if lasting && bytes <= DFA_MAX_BYTES {
+    let kind = if fast && bytes <= DFA_MAX_BYTES {
         AhoCorasickKind::DFA
     } else {
         // The noncontiguous NFA builds a little faster but scans several times slower.
@@ -81,10 +80,11 @@ fn build(forms: &[Arc<[u8]>], lasting: bool) -> Result<AhoCorasick, MaskError> {
 #[derive(Default)]
 pub struct SecretMatcher {
     known: HashSet<Arc<[u8]>>,
+    anchors: Arc<AnchorIndex>,
     /// Automaton levels, oldest (largest) first.
-    levels: Vec<Tier>,
-    /// The newest forms, in no automaton yet.
-    fresh: Arc<FreshIndex>,
+    levels: Vec<Level>,
+    /// Forms in no automaton yet.
+    unbuilt: Vec<Arc<[u8]>>,
 }
 
 impl SecretMatcher {
@@ -92,7 +92,7 @@ impl SecretMatcher {
         Self::default()
     }
 
-    /// Add one form; false when it is empty or already known.  Costs no automaton rebuild.
+    /// Add one form; false when it is empty or already known.  Builds nothing.
     pub fn add(&mut self, form: &[u8]) -> bool {
         if form.is_empty() || self.known.contains(form) {
             return false;
@@ -100,7 +100,8 @@ impl SecretMatcher {
         let form: Arc<[u8]> = Arc::from(form);
         self.known.insert(form.clone());
         // Copies the index only while a snapshot of it is still being searched elsewhere.
-        Arc::make_mut(&mut self.fresh).add(form);
+        Arc::make_mut(&mut self.anchors).add(form.clone());
+        self.unbuilt.push(form);
         true
     }
 
@@ -116,101 +117,123 @@ impl SecretMatcher {
         self.known.contains(form)
     }
 
-    /// Move the fresh forms into a level of their own, then merge levels of similar size.
-    fn level_fresh(&mut self) -> Result<(), MaskError> {
-        if self.fresh.is_empty() {
-            return Ok(());
+    /// What to search with, building nothing: the anchor index, plus the automata when they
+    /// happen to cover every form already.
+    pub fn snapshot(&self) -> Snapshot {
+        let complete = self.unbuilt.is_empty();
+        Snapshot {
+            anchors: self.anchors.clone(),
+            automata: if complete {
+                self.automata()
+            } else {
+                Vec::new()
+            },
+            complete,
         }
-        let mut level = Tier {
-            forms: FreshIndex::into_forms(std::mem::take(&mut self.fresh)),
-            automaton: None,
-            fast: false,
-        };
-        while self
-            .levels
-            .last()
-            .is_some_and(|last| last.forms.len() <= 2 * level.forms.len())
-        {
-            if let Some(last) = self.levels.pop() {
-                let mut forms = last.forms;
-                forms.extend(level.forms);
-                level.forms = forms;
-            }
-        }
-        level.rebuild(false)?;
-        self.levels.push(level);
-        Ok(())
     }
 
-    /// Merge every level into one, built for speed when `fast`.
-    fn consolidate(&mut self, fast: bool) -> Result<(), MaskError> {
-        self.level_fresh()?;
-        let forms = self
-            .levels
-            .drain(..)
-            .flat_map(|level| level.forms)
-            .collect();
-        let mut level = Tier {
-            forms,
-            automaton: None,
-            fast: false,
-        };
-        level.rebuild(fast)?;
-        self.levels.push(level);
-        Ok(())
-    }
-
-    /// What a search of a text of `text_len` bytes should use: the fresh forms stay out of
-    /// the automata for short texts; a long text gets one automaton when its rebuild costs
-    /// less than the passes over the text it saves.
-    pub fn snapshot_for(&mut self, text_len: usize) -> Result<Snapshot, MaskError> {
-        if text_len >= FRESH_TEXT_MAX && !self.fresh.is_empty() {
-            self.level_fresh()?;
-        }
-        if text_len >= FRESH_TEXT_MAX && !self.levels.is_empty() {
-            let total: usize = self.levels.iter().map(Tier::bytes).sum();
+    /// A snapshot whose automata cover every form, for a text of `text_len` bytes: builds the
+    /// forms added since the last build into a level, and merges levels when worth it.
+    pub fn complete_snapshot(&mut self, text_len: usize) -> Result<Snapshot, MaskError> {
+        self.build_unbuilt()?;
+        if self.levels.len() > 1 {
+            let total: usize = self.levels.iter().map(Level::bytes).sum();
             let smaller = total - self.levels[0].bytes();
             let extra = self.levels.len() - 1;
+            if extra.saturating_mul(text_len) >= smaller.saturating_mul(REBUILD_COST) {
+                let forms = self
+                    .levels
+                    .drain(..)
+                    .flat_map(|level| level.forms)
+                    .collect();
+                let fast = total.saturating_mul(FAST_BUILD_COST) <= text_len;
+                self.levels.push(Level::build(forms, fast)?);
+            }
+        } else if let Some(level) = self.levels.first_mut() {
             // Rebuilds are paid once and then serve every later search as well.
-            let fast = total.saturating_mul(FAST_BUILD_COST) <= text_len;
-            if extra.saturating_mul(text_len) >= smaller.saturating_mul(REBUILD_COST) && extra > 0 {
-                self.consolidate(fast)?;
-            } else if extra == 0 && fast && !self.levels[0].fast {
-                self.levels[0].rebuild(true)?;
+            if !level.fast && level.bytes().saturating_mul(FAST_BUILD_COST) <= text_len {
+                *level = Level::build(std::mem::take(&mut level.forms), true)?;
             }
         }
-        let automata = self
-            .levels
-            .iter()
-            .filter_map(|level| level.automaton.clone())
-            .collect();
         Ok(Snapshot {
-            automata,
-            fresh: self.fresh.clone(),
+            anchors: self.anchors.clone(),
+            automata: self.automata(),
+            complete: true,
         })
     }
 
-    /// A snapshot that sees every form, for a short text.
-    pub fn snapshot(&mut self) -> Result<Snapshot, MaskError> {
-        self.snapshot_for(0)
+    fn automata(&self) -> Vec<Arc<AhoCorasick>> {
+        self.levels
+            .iter()
+            .filter_map(|level| level.automaton.clone())
+            .collect()
+    }
+
+    fn build_unbuilt(&mut self) -> Result<(), MaskError> {
+        if self.unbuilt.is_empty() {
+            return Ok(());
+        }
+        let mut forms = std::mem::take(&mut self.unbuilt);
+        while self
+            .levels
+            .last()
+            .is_some_and(|last| last.forms.len() <= 2 * forms.len())
+        {
+            if let Some(last) = self.levels.pop() {
+                let mut merged = last.forms;
+                merged.extend(forms);
+                forms = merged;
+            }
+        }
+        self.levels.push(Level::build(forms, false)?);
+        Ok(())
+    }
+
+    /// Every occurrence of every form in `text`, as byte spans sorted by (start, end).
+    pub fn byte_spans(&mut self, text: &[u8]) -> Result<Vec<(usize, usize)>, MaskError> {
+        if let Some(spans) = self.snapshot().byte_spans(text) {
+            return Ok(spans);
+        }
+        self.complete_snapshot(text.len())?
+            .byte_spans(text)
+            .ok_or(MaskError::Build)
     }
 }
 
-/// A fixed set of automata to search with; searching it needs no lock on the matcher.
+/// What one search uses; searching it needs no lock on the matcher.
 #[derive(Clone, Default)]
 pub struct Snapshot {
+    anchors: Arc<AnchorIndex>,
     automata: Vec<Arc<AhoCorasick>>,
-    fresh: Arc<FreshIndex>,
+    /// The automata cover every form.
+    complete: bool,
 }
 
 impl Snapshot {
     pub fn is_empty(&self) -> bool {
-        self.automata.is_empty() && self.fresh.is_empty()
+        self.anchors.is_empty()
     }
 
-    /// Every occurrence of every form in `text`, as byte spans sorted by (start, end).
-    pub fn byte_spans(&self, text: &[u8]) -> Vec<(usize, usize)> {
-        let mut spans: Vec<(usize, usize)> = Vec::new();
+    /// Every occurrence of every form in `text`, as byte spans sorted by (start, end); `None`
+    /// when the text is too dense with candidates for the index and the snapshot has no
+    /// complete automata (take a `complete_snapshot` and search again).
+    pub fn byte_spans(&self, text: &[u8]) -> Option<Vec<(usize, usize)>> {
+        let mut spans = Vec::new();
+        if !self.anchors.spans(text, &mut spans) {
+            spans = self.automata_spans(text)?;
+        }
+        // Neither search reports in start order; forms are distinct, so sorting is enough.
+        spans.sort_unstable();
+        spans.dedup();
+        Some(spans)
+    }
+
+    /// The search by automata alone (`None` unless the snapshot is complete).
+    pub fn automata_spans(&self, text: &[u8]) -> Option<Vec<(usize, usize)>> {
+        if !self.complete {
+            return None;
+        }
+        let mut spans = Vec::new();
         for automaton in &self.automata {
             spans.extend(
                 automaton
@@ -218,43 +241,55 @@ impl Snapshot {
                     .map(|m| (m.start(), m.end())),
             );
         }
-        self.fresh.spans(text, &mut spans);
-        // Overlapping search reports by end position; forms are distinct, so sorting is enough.
-        spans.sort_unstable();
-        spans.dedup();
-        spans
+        Some(spans)
     }
 
     /// Every occurrence as code-point spans (Python indices), sorted by (start, end).
-    pub fn spans(&self, text: &[u8], ascii: bool) -> Vec<(usize, usize)> {
+    pub fn spans(&self, text: &[u8], ascii: bool) -> Option<Vec<(usize, usize)>> {
         let mut cursor = CodePointCursor::new(text, ascii);
-        self.byte_spans(text)
-            .into_iter()
-            .map(|(start, end)| {
-                let cp_start = cursor.advance_to(start);
-                (cp_start, cp_start + cursor.length_of(start, end))
-            })
-            .collect()
+        let spans = self.byte_spans(text)?;
+        Some(
+            spans
+                .into_iter()
+                .map(|(start, end)| {
+                    let cp_start = cursor.advance_to(start);
+                    (cp_start, cp_start + cursor.length_of(start, end))
+                })
+                .collect(),
+        )
     }
 
     /// `text` with every run of overlapping or touching occurrences replaced by one
-    /// `placeholder`; `None` when nothing in `text` is a secret.
-    pub fn mask(&self, text: &[u8], placeholder: &[u8]) -> Option<Vec<u8>> {
-        let merged = merge_spans(self.byte_spans(text));
-        if merged.is_empty() {
-            return None;
-        }
-        let kept: usize = text.len() - merged.iter().map(|(s, e)| e - s).sum::<usize>();
-        let mut out = Vec::with_capacity(kept + merged.len() * placeholder.len());
-        let mut pos = 0;
-        for (start, end) in merged {
-            out.extend_from_slice(&text[pos..start]);
-            out.extend_from_slice(placeholder);
-            pos = end;
-        }
-        out.extend_from_slice(&text[pos..]);
-        Some(out)
+    /// `placeholder` (`Some(None)` when nothing in `text` is a secret); `None` as for
+    /// `byte_spans`.
+    pub fn mask(&self, text: &[u8], placeholder: &[u8]) -> Option<Option<Vec<u8>>> {
+        Some(replace_spans(
+            text,
+            merge_spans(self.byte_spans(text)?),
+            placeholder,
+        ))
     }
+}
+
+/// `text` with each of the (merged, sorted) `spans` replaced by `placeholder`.
+pub fn replace_spans(
+    text: &[u8],
+    merged: Vec<(usize, usize)>,
+    placeholder: &[u8],
+) -> Option<Vec<u8>> {
+    if merged.is_empty() {
+        return None;
+    }
+    let kept: usize = text.len() - merged.iter().map(|(s, e)| e - s).sum::<usize>();
+    let mut out = Vec::with_capacity(kept + merged.len() * placeholder.len());
+    let mut pos = 0;
+    for (start, end) in merged {
+        out.extend_from_slice(&text[pos..start]);
+        out.extend_from_slice(placeholder);
+        pos = end;
+    }
+    out.extend_from_slice(&text[pos..]);
+    Some(out)
 }
 
 /// Merge spans sorted by start: spans that overlap or touch become one.

@@ -5,8 +5,8 @@
 //! Texts are Python strings in generalized UTF-8 (`text`), so lone surrogates are ordinary code
 //! points here; positions handed back to Python are code-point indices.
 
+pub mod anchors;
 pub mod forms;
-pub mod fresh;
 pub mod matcher;
 pub mod text;
 
@@ -14,7 +14,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
-pub use matcher::{merge_spans, SecretMatcher, Snapshot};
+pub use matcher::{merge_spans, replace_spans, SecretMatcher, Snapshot};
 
 /// Why masking could not be done.  Deliberately carries nothing of the text or the secrets.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,23 +75,30 @@ impl SecretRegistry {
         self.secrets.len()
     }
 
-    /// The automata that see every registered form (see `SecretMatcher::snapshot`).
-    pub fn snapshot(&mut self) -> Result<Snapshot, MaskError> {
+    /// What to search with, building nothing (see `SecretMatcher::snapshot`).
+    pub fn snapshot(&self) -> Snapshot {
         self.matcher.snapshot()
     }
 
-    /// The automata to search a text of `text_len` bytes with (see `SecretMatcher::snapshot_for`).
-    pub fn snapshot_for(&mut self, text_len: usize) -> Result<Snapshot, MaskError> {
-        self.matcher.snapshot_for(text_len)
+    /// A snapshot with automata for every form (see `SecretMatcher::complete_snapshot`).
+    pub fn complete_snapshot(&mut self, text_len: usize) -> Result<Snapshot, MaskError> {
+        self.matcher.complete_snapshot(text_len)
+    }
+
+    /// `text` with every merged run of occurrences replaced by `placeholder`; `None` when
+    /// `text` contains no secret.
+    pub fn mask(&mut self, text: &[u8], placeholder: &[u8]) -> Result<Option<Vec<u8>>, MaskError> {
+        let spans = self.matcher.byte_spans(text)?;
+        Ok(replace_spans(text, merge_spans(spans), placeholder))
     }
 
     /// The registered secrets present in `text` (a JSON document), as their literal values:
     /// a derived form found in the text stands for the secret it encodes.
     pub fn secrets_in_json(&mut self, text: &[u8]) -> Result<Vec<Vec<u8>>, MaskError> {
-        let snapshot = self.snapshot_for(text.len())?;
+        let spans = self.matcher.byte_spans(text)?;
         let mut found: Vec<Vec<u8>> = Vec::new();
         let mut seen: HashSet<&[u8]> = HashSet::new();
-        for (start, end) in snapshot.byte_spans(text) {
+        for (start, end) in spans {
             let form = &text[start..end];
             let secret = self.derived.get(form).map_or(form, |s| &s[..]);
             if seen.insert(secret) {

@@ -91,40 +91,62 @@ fn scan<T: Send>(py: Python<'_>, text: &Text<'_>, f: impl Send + FnOnce(&[u8]) -
     }
 }
 
+/// Where snapshots come from: `None` for the quick one (builds nothing), `Some(text_len)` for
+/// one with automata for every form.
+type Source<'a> = &'a dyn Fn(Option<usize>) -> Result<Snapshot, MaskError>;
+
+/// Run `search` on a quick snapshot, and again on a complete one if the quick one could not
+/// answer; `None` when nothing is registered.
+fn search<T: Send>(
+    py: Python<'_>,
+    text: &Text<'_>,
+    source: Source<'_>,
+    search: impl Sync + Fn(&Snapshot, &[u8]) -> Option<T>,
+) -> PyResult<Option<T>> {
+    let quick = source(None).map_err(failure)?;
+    if quick.is_empty() {
+        return Ok(None);
+    }
+    if let Some(found) = scan(py, text, |bytes| search(&quick, bytes)) {
+        return Ok(Some(found));
+    }
+    let complete = source(Some(text.bytes.len())).map_err(failure)?;
+    match scan(py, text, |bytes| search(&complete, bytes)) {
+        Some(found) => Ok(Some(found)),
+        None => Err(failure(MaskError::Build)),
+    }
+}
+
 /// `value` with every merged run of occurrences replaced by `placeholder`; `value` itself
 /// (the very object) when it contains no secret.
 fn mask_with<'py>(
-    take_snapshot: impl FnOnce(usize) -> Result<Snapshot, MaskError>,
+    source: Source<'_>,
     value: &Bound<'py, PyString>,
     placeholder: &Bound<'py, PyString>,
 ) -> PyResult<Bound<'py, PyString>> {
     let text = text_of(value)?;
-    let snapshot = take_snapshot(text.bytes.len()).map_err(failure)?;
-    if snapshot.is_empty() {
-        return Ok(value.clone());
-    }
     let placeholder = text_of(placeholder)?;
     let placeholder_bytes: &[u8] = &placeholder.bytes;
-    match scan(value.py(), &text, |bytes| {
+    let masked = search(value.py(), &text, source, |snapshot, bytes| {
         snapshot.mask(bytes, placeholder_bytes)
-    }) {
+    })?;
+    match masked.flatten() {
         None => Ok(value.clone()),
         Some(out) => str_from(value.py(), &out),
     }
 }
 
 fn spans_with<'py>(
-    take_snapshot: impl FnOnce(usize) -> Result<Snapshot, MaskError>,
+    source: Source<'_>,
     value: &Bound<'py, PyString>,
 ) -> PyResult<Bound<'py, PyList>> {
     let py = value.py();
     let text = text_of(value)?;
-    let snapshot = take_snapshot(text.bytes.len()).map_err(failure)?;
-    if snapshot.is_empty() {
-        return Ok(PyList::empty(py));
-    }
     let ascii = text.ascii;
-    let spans = scan(py, &text, |bytes| snapshot.spans(bytes, ascii));
+    let spans = search(py, &text, source, |snapshot, bytes| {
+        snapshot.spans(bytes, ascii)
+    })?
+    .unwrap_or_default();
     let items = spans
         .into_iter()
         .map(|(s, e)| PyTuple::new(py, [s, e]))
@@ -137,6 +159,16 @@ fn spans_with<'py>(
 #[pyclass(module = "ansible_accel._native", name = "SecretMatcher", frozen)]
 pub struct PySecretMatcher {
     inner: Mutex<SecretMatcher>,
+}
+
+impl PySecretMatcher {
+    fn snapshot_from(&self, complete_for: Option<usize>) -> Result<Snapshot, MaskError> {
+        let mut inner = locked(&self.inner);
+        match complete_for {
+            None => Ok(inner.snapshot()),
+            Some(text_len) => inner.complete_snapshot(text_len),
+        }
+    }
 }
 
 #[pymethods]
@@ -162,7 +194,7 @@ impl PySecretMatcher {
 
     /// Every occurrence as sorted `(start, end)` code-point spans, overlapping ones included.
     fn spans<'py>(&self, value: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyList>> {
-        guarded(|| spans_with(|len| locked(&self.inner).snapshot_for(len), value))
+        guarded(|| spans_with(&|len| self.snapshot_from(len), value))
     }
 
     fn mask<'py>(
@@ -170,13 +202,7 @@ impl PySecretMatcher {
         value: &Bound<'py, PyString>,
         placeholder: &Bound<'py, PyString>,
     ) -> PyResult<Bound<'py, PyString>> {
-        guarded(|| {
-            mask_with(
-                |len| locked(&self.inner).snapshot_for(len),
-                value,
-                placeholder,
-            )
-        })
+        guarded(|| mask_with(&|len| self.snapshot_from(len), value, placeholder))
     }
 
     fn __contains__(&self, word: &Bound<'_, PyString>) -> PyResult<bool> {
@@ -193,6 +219,16 @@ impl PySecretMatcher {
 #[pyclass(module = "ansible_accel._native", name = "SecretRegistry", frozen)]
 pub struct PySecretRegistry {
     inner: Mutex<SecretRegistry>,
+}
+
+impl PySecretRegistry {
+    fn snapshot_from(&self, complete_for: Option<usize>) -> Result<Snapshot, MaskError> {
+        let mut inner = locked(&self.inner);
+        match complete_for {
+            None => Ok(inner.snapshot()),
+            Some(text_len) => inner.complete_snapshot(text_len),
+        }
+    }
 }
 
 #[pymethods]
@@ -237,17 +273,11 @@ impl PySecretRegistry {
         value: &Bound<'py, PyString>,
         placeholder: &Bound<'py, PyString>,
     ) -> PyResult<Bound<'py, PyString>> {
-        guarded(|| {
-            mask_with(
-                |len| locked(&self.inner).snapshot_for(len),
-                value,
-                placeholder,
-            )
-        })
+        guarded(|| mask_with(&|len| self.snapshot_from(len), value, placeholder))
     }
 
     fn spans<'py>(&self, value: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyList>> {
-        guarded(|| spans_with(|len| locked(&self.inner).snapshot_for(len), value))
+        guarded(|| spans_with(&|len| self.snapshot_from(len), value))
     }
 
     /// The registered secrets present in a JSON document, as their literal values.

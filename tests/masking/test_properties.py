@@ -191,3 +191,12 @@ def test_mask_object_equals_2_22(case, placeholder):
     got = secrets.mask_object_with(ours, value, placeholder, lines_keys)
     _same(expected, got)
     assert (expected is value) == (got is value)
+
+
+@pytest.mark.parametrize("registered", [["a"], ["aa", "aaab"], ["abab", "ba", "a" * 40 + "b"], ["é", "éé\ud800"]])
+def test_dense_texts_equal_2_22(registered):
+    """Texts dense with candidates, where the index gives up and the automata answer."""
+    reference, ours = _pair(registered)
+    for text in ("a" * 20000 + "ab" * 5000 + "b", "é" * 10000 + "éé\ud800" * 100, "a" * 50):
+        assert ours.mask_string(text, mask_placeholder="#") == reference.mask_string(text, mask_placeholder="#")
+        assert ours._registry.spans(text) == sorted(reference._matcher.spans(text))
