@@ -268,7 +268,13 @@ def mask_object_with(masker: _t.Any, value: _t.Any, placeholder: _t.Any, lines_k
             empty = not masker._forms
         if empty:
             return value
-        native = type(engine) in (SecretRegistry, SecretMatcher)
+        # 2.22's walk masks each string through ``masker.mask_string``: one overridden (on the
+        # instance or in a subclass) must be called, so only the known ones are bypassed.
+        native = (
+            type(engine) in (SecretRegistry, SecretMatcher)
+            and "mask_string" not in vars(masker)
+            and getattr(type(masker), "mask_string", None) in _plain_mask_strings
+        )
         mask_text = _native_text_masker(engine, placeholder) if native else _python_text_masker(masker, placeholder)
         try:
             result = _ObjectMasker(mask_text, lines_keys or {}).mask(value)
@@ -279,8 +285,12 @@ def mask_object_with(masker: _t.Any, value: _t.Any, placeholder: _t.Any, lines_k
     if native:
         _counters.native(_PATH)
     else:
-        _counters.fallback(_PATH, "mask_object on a masker without the native matcher")
+        _counters.fallback(_PATH, "mask_object on a masker with its own matcher or mask_string")
     return result
+
+
+#: ``mask_string`` functions that do exactly what the native engine does for a text.
+_plain_mask_strings: set[_t.Any] = set()
 
 
 def _native_text_masker(engine: _t.Any, placeholder: _t.Any) -> _c.Callable[[str], str]:
@@ -308,6 +318,9 @@ def _tag_support() -> tuple[type, _t.Callable[[_t.Any, _t.Any], _t.Any]]:
 
 
 _TaggedObject, _tag_copy = _tag_support()
+_plain_mask_strings.add(SecretMasker.mask_string)
+if _core is not None:
+    _plain_mask_strings.add(_core.SecretMasker.__dict__.get("mask_string"))
 
 
 class _ObjectMasker:

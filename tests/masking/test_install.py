@@ -126,3 +126,22 @@ def test_ansible_core_failure_class_is_raised(accel):
     with pytest.raises(_secrets.AnsibleSecretMaskError, match="^secret masking failed$") as info:
         _secrets._secret_masker.mask_string("fail-secret", mask_placeholder=3)
     assert info.value.__cause__ is None and info.value.__context__ is None
+
+
+@needs_222
+def test_mask_object_calls_an_overridden_mask_string(accel, monkeypatch):
+    """2.22's walk masks through masker.mask_string; one replaced on the instance is used."""
+    _secrets, _secrets_object = core_secrets()
+    private = _secrets.SecretMasker()
+    private._matcher = secrets.SecretMatcher()
+    monkeypatch.setattr(_secrets_object, "_secret_masker", private)
+    private.register_secret_text("hunter2secret")
+    assert _secrets_object.mask_object(["x hunter2secret"]) == ["x $REDACTED$"]
+
+    def boom(*args, **kwargs):
+        raise ValueError("hunter2secret")
+
+    monkeypatch.setattr(private, "mask_string", boom)
+    with pytest.raises(_secrets.AnsibleSecretMaskError) as info:
+        _secrets_object.mask_object(["hunter2secret"])
+    assert "hunter2secret" not in str(info.value) and info.value.__cause__ is None

@@ -136,6 +136,7 @@ def _native_mask_string(original: t.Callable[..., str], accel: t.Any) -> t.Calla
         return result
 
     mask_string.__wrapped__ = original  # type: ignore[attr-defined]
+    accel._plain_mask_strings.add(mask_string)
     return mask_string
 
 
