@@ -48,6 +48,54 @@ def _pair(registered: list[str]):
     return reference, native
 
 
+def _merge_and_replace(text: str, spans: list[tuple[int, int]], placeholder: str = "$REDACTED$") -> str:
+    """The masking semantics over any span finder: merge overlapping/touching, replace."""
+    if not spans:
+        return text
+    spans.sort()
+    parts, pos, run_start, run_end = [], 0, *spans[0]
+    for start, end in spans[1:]:
+        if start > run_end:
+            parts += [text[pos:run_start], placeholder]
+            pos, run_start, run_end = run_end, start, end
+        elif end > run_end:
+            run_end = end
+    parts += [text[pos:run_start], placeholder, text[run_end:]]
+    return "".join(parts)
+
+
+def _competitors(forms: list[str]) -> dict:
+    """The same masking built on other matchers: {name: mask(text)}; those not installed are left out."""
+    import re
+
+    found = {}
+    try:
+        import ahocorasick_rs
+    except ImportError:
+        pass
+    else:
+        rs = ahocorasick_rs.AhoCorasick(forms, matchkind=ahocorasick_rs.MatchKind.Standard)
+        found["ahocorasick_rs"] = lambda text: _merge_and_replace(
+            text, [(s, e) for _, s, e in rs.find_matches_as_indexes(text, overlapping=True)])
+    try:
+        import ahocorasick
+    except ImportError:
+        pass
+    else:
+        automaton = ahocorasick.Automaton()
+        for form in forms:
+            automaton.add_word(form, len(form))
+        automaton.make_automaton()
+        found["pyahocorasick"] = lambda text: _merge_and_replace(
+            text, [(end + 1 - length, end + 1) for end, length in automaton.iter(text)])
+    # At each position the longest form covers the shorter ones, so a lookahead alternation
+    # (longest first) gives the same union of spans.
+    pattern = re.compile("(?=(" + "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True)) + "))")
+    found["re alternation"] = lambda text: _merge_and_replace(
+        text, [(m.start(), m.start() + len(m.group(1))) for m in pattern.finditer(text)])
+    return found
+
+
 def _mask_string_rows(quick: bool, rnd: random.Random) -> list[Row]:
     rows = []
     size = 100_000 if quick else 1_000_000
@@ -57,11 +105,19 @@ def _mask_string_rows(quick: bool, rnd: random.Random) -> list[Row]:
         for label, present in (("none present", []), ("some present", registered[:10])):
             text = _log_text(size, rnd, present)
             native.mask_string(text)  # the first search after registering builds the automaton
+            inputs = f"{len(text) // 1000} KB, {count} secrets, {label}"
             rows.append(compare(
-                "masking", "mask_string", f"{len(text) // 1000} KB, {count} secrets, {label}",
+                "masking", "mask_string", inputs,
                 lambda: reference.mask_string(text), lambda: native.mask_string(text),
                 repeat=3 if quick else 5,
             ))
+            for name, other in _competitors(sorted(reference._forms)).items():
+                if name == "re alternation" and count * len(text) > 100_000_000:
+                    continue  # tens of seconds per call: not a practical alternative at this size
+                rows.append(compare(
+                    "masking", f"mask_string vs {name}", inputs,
+                    lambda: other(text), lambda: native.mask_string(text), repeat=3,
+                ))
     return rows
 
 
