@@ -145,3 +145,34 @@ def test_mask_object_calls_an_overridden_mask_string(accel, monkeypatch):
     with pytest.raises(_secrets.AnsibleSecretMaskError) as info:
         _secrets_object.mask_object(["hunter2secret"])
     assert "hunter2secret" not in str(info.value) and info.value.__cause__ is None
+
+
+@needs_222
+def test_playbook_run_masks_natively(tmp_path):
+    """A real ansible-playbook run with the accelerator's callback: output masked, and the
+    run's counters (controller and workers) show the masking went native, with no fallback."""
+    import json
+    import os
+    import pathlib
+    import subprocess
+    import sys
+
+    callbacks = pathlib.Path(ansible_accel.__file__).parent / "ansible_plugins" / "callback"
+    (tmp_path / "ansible.cfg").write_text(f"[defaults]\ncallback_plugins = {callbacks}\ncallbacks_enabled = ansible_accel\n")
+    (tmp_path / "play.yml").write_text(
+        "- hosts: localhost\n  gather_facts: false\n  vars:\n    pw: \"{{ 'hunter2-topsecret' | register_secret }}\"\n"
+        "  tasks:\n    - command: echo \"the password is {{ pw }} ok\"\n      register: out\n"
+        "    - debug: var=out.stdout\n"
+    )
+    stats = tmp_path / "stats.json"
+    env = {**os.environ, "ANSIBLE_ACCEL_STATS": str(stats), "ANSIBLE_CONFIG": str(tmp_path / "ansible.cfg")}
+    run = subprocess.run(
+        [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local",
+         "-e", f"ansible_python_interpreter={sys.executable}", "play.yml"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "hunter2-topsecret" not in run.stdout
+    assert '"out.stdout": "the password is $REDACTED$ ok"' in run.stdout
+    counters = json.loads(stats.read_text())["masking"]
+    assert counters["active"] and counters["native"] > 5 and counters["fallback"] == {}
