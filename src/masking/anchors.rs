@@ -167,23 +167,41 @@ impl AnchorIndex {
         }
         let mut budget = text.len().saturating_mul(2).saturating_add(4096);
         if !self.anchored.is_empty() {
-            let bits = self.filter_bits;
-            for pos in 0..text.len().saturating_sub(ANCHOR_LEN - 1) {
-                let Some(anchor) = anchor_at(text, pos) else {
-                    break;
-                };
-                let (word, bit) = filter_slot(anchor, bits);
+            let mut check = |pos: usize, anchor: u32| -> bool {
+                let (word, bit) = filter_slot(anchor, self.filter_bits);
                 if self.filter[word] & bit == 0 {
-                    continue;
+                    return true;
                 }
                 let work = match self.anchored.get(&anchor) {
                     Some(buckets) => matches_at(buckets, text, pos, out),
                     None => 1,
                 };
-                budget = match budget.checked_sub(work) {
-                    Some(left) => left,
-                    None => return false,
-                };
+                match budget.checked_sub(work) {
+                    Some(left) => {
+                        budget = left;
+                        true
+                    }
+                    None => false,
+                }
+            };
+            // Four anchors from each 8-byte load: the scan is bound by loads and filter tests.
+            let mut pos = 0;
+            while let Some(chunk) = text.get(pos..pos + 8) {
+                let mut word = [0u8; 8];
+                word.copy_from_slice(chunk);
+                let word = u64::from_le_bytes(word);
+                for i in 0..4 {
+                    if !check(pos + i, (word >> (8 * i)) as u32) {
+                        return false;
+                    }
+                }
+                pos += 4;
+            }
+            while let Some(anchor) = anchor_at(text, pos) {
+                if !check(pos, anchor) {
+                    return false;
+                }
+                pos += 1;
             }
         }
         if !self.short.is_empty() {
