@@ -167,41 +167,21 @@ impl AnchorIndex {
         }
         let mut budget = text.len().saturating_mul(2).saturating_add(4096);
         if !self.anchored.is_empty() {
-            let mut check = |pos: usize, anchor: u32| -> bool {
-                let (word, bit) = filter_slot(anchor, self.filter_bits);
-                if self.filter[word] & bit == 0 {
-                    return true;
+            let (filter, bits) = (&self.filter[..], self.filter_bits);
+            for (pos, window) in text.windows(ANCHOR_LEN).enumerate() {
+                let anchor = u32::from_le_bytes([window[0], window[1], window[2], window[3]]);
+                let (word, bit) = filter_slot(anchor, bits);
+                if filter[word] & bit == 0 {
+                    continue;
                 }
                 let work = match self.anchored.get(&anchor) {
                     Some(buckets) => matches_at(buckets, text, pos, out),
                     None => 1,
                 };
-                match budget.checked_sub(work) {
-                    Some(left) => {
-                        budget = left;
-                        true
-                    }
-                    None => false,
-                }
-            };
-            // Four anchors from each 8-byte load: the scan is bound by loads and filter tests.
-            let mut pos = 0;
-            while let Some(chunk) = text.get(pos..pos + 8) {
-                let mut word = [0u8; 8];
-                word.copy_from_slice(chunk);
-                let word = u64::from_le_bytes(word);
-                for i in 0..4 {
-                    if !check(pos + i, (word >> (8 * i)) as u32) {
-                        return false;
-                    }
-                }
-                pos += 4;
-            }
-            while let Some(anchor) = anchor_at(text, pos) {
-                if !check(pos, anchor) {
-                    return false;
-                }
-                pos += 1;
+                budget = match budget.checked_sub(work) {
+                    Some(left) => left,
+                    None => return false,
+                };
             }
         }
         if !self.short.is_empty() {
