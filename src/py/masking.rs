@@ -1,7 +1,313 @@
-//! Glue for the masking engine.
+//! Glue for the masking engine: Python `str` <-> generalized UTF-8, locking, and dispatch.
+//!
+//! The engines sit behind a `Mutex` that is only ever held while the GIL is held and never
+//! across a GIL release, so it is never contended and a fork cannot inherit it locked.  Long
+//! scans run on a snapshot of the automata with the GIL released.
 
+use std::borrow::Cow;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Mutex, MutexGuard};
+
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
-pub fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+use crate::masking::{MaskError, SecretMatcher, SecretRegistry, Snapshot};
+
+/// Texts at least this long are scanned with the GIL released.
+const DETACH_MIN_BYTES: usize = 64 * 1024;
+
+/// The error every engine failure becomes; the Python side turns it into
+/// `AnsibleSecretMaskError("secret masking failed")` without cause or context.
+fn failure(_: MaskError) -> PyErr {
+    PyRuntimeError::new_err("secret masking failed")
+}
+
+/// Run `f`, turning a Rust panic into an ordinary exception that carries nothing of the data.
+fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    catch_unwind(AssertUnwindSafe(f))
+        .unwrap_or_else(|_| Err(PyRuntimeError::new_err("secret masking failed")))
+}
+
+fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A Python `str` as generalized UTF-8, and whether it is ASCII (byte offsets = indices).
+struct Text<'a> {
+    bytes: Cow<'a, [u8]>,
+    ascii: bool,
+}
+
+fn text_of<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Text<'a>> {
+    let code_points = s.code_point_len()?;
+    match s.to_str() {
+        Ok(utf8) => Ok(Text {
+            ascii: utf8.len() == code_points,
+            bytes: Cow::Borrowed(utf8.as_bytes()),
+        }),
+        // Only lone surrogates make a str not UTF-8; surrogatepass writes each as 3 bytes.
+        Err(_) => {
+            let encoded = unsafe {
+                Bound::from_owned_ptr_or_err(
+                    s.py(),
+                    pyo3::ffi::PyUnicode_AsEncodedString(
+                        s.as_ptr(),
+                        c"utf-8".as_ptr(),
+                        c"surrogatepass".as_ptr(),
+                    ),
+                )?
+            };
+            let bytes = encoded.cast_into::<PyBytes>().map_err(PyErr::from)?;
+            Ok(Text {
+                bytes: Cow::Owned(bytes.as_bytes().to_vec()),
+                ascii: false,
+            })
+        }
+    }
+}
+
+/// The `str` whose generalized UTF-8 form is `bytes`.
+fn str_from<'py>(py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyString>> {
+    let len = pyo3::ffi::Py_ssize_t::try_from(bytes.len())
+        .map_err(|_| PyValueError::new_err("text too long"))?;
+    let obj = unsafe {
+        Bound::from_owned_ptr_or_err(
+            py,
+            pyo3::ffi::PyUnicode_DecodeUTF8(bytes.as_ptr().cast(), len, c"surrogatepass".as_ptr()),
+        )?
+    };
+    obj.cast_into::<PyString>().map_err(PyErr::from)
+}
+
+fn scan<T: Send>(py: Python<'_>, text: &Text<'_>, f: impl Send + FnOnce(&[u8]) -> T) -> T {
+    let bytes: &[u8] = &text.bytes;
+    if bytes.len() >= DETACH_MIN_BYTES {
+        py.detach(|| f(bytes))
+    } else {
+        f(bytes)
+    }
+}
+
+/// Where snapshots come from: `None` for the quick one (builds nothing), `Some(text_len)` for
+/// one with automata for every form.
+type Source<'a> = &'a dyn Fn(Option<usize>) -> Result<Snapshot, MaskError>;
+
+/// Run `search` on a quick snapshot, and again on a complete one if the quick one could not
+/// answer; `None` when nothing is registered.
+fn search<T: Send>(
+    py: Python<'_>,
+    text: &Text<'_>,
+    source: Source<'_>,
+    search: impl Sync + Fn(&Snapshot, &[u8]) -> Option<T>,
+) -> PyResult<Option<T>> {
+    let quick = source(None).map_err(failure)?;
+    if quick.is_empty() {
+        return Ok(None);
+    }
+    if let Some(found) = scan(py, text, |bytes| search(&quick, bytes)) {
+        return Ok(Some(found));
+    }
+    let complete = source(Some(text.bytes.len())).map_err(failure)?;
+    match scan(py, text, |bytes| search(&complete, bytes)) {
+        Some(found) => Ok(Some(found)),
+        None => Err(failure(MaskError::Build)),
+    }
+}
+
+/// `value` with every merged run of occurrences replaced by `placeholder`; `value` itself
+/// (the very object) when it contains no secret.
+fn mask_with<'py>(
+    source: Source<'_>,
+    value: &Bound<'py, PyString>,
+    placeholder: &Bound<'py, PyString>,
+) -> PyResult<Bound<'py, PyString>> {
+    let text = text_of(value)?;
+    let placeholder = text_of(placeholder)?;
+    let placeholder_bytes: &[u8] = &placeholder.bytes;
+    let masked = search(value.py(), &text, source, |snapshot, bytes| {
+        snapshot.mask(bytes, placeholder_bytes)
+    })?;
+    match masked.flatten() {
+        None => Ok(value.clone()),
+        Some(out) => str_from(value.py(), &out),
+    }
+}
+
+fn spans_with<'py>(
+    source: Source<'_>,
+    value: &Bound<'py, PyString>,
+) -> PyResult<Bound<'py, PyList>> {
+    let py = value.py();
+    let text = text_of(value)?;
+    let ascii = text.ascii;
+    let spans = search(py, &text, source, |snapshot, bytes| {
+        snapshot.spans(bytes, ascii)
+    })?
+    .unwrap_or_default();
+    let items = spans
+        .into_iter()
+        .map(|(s, e)| PyTuple::new(py, [s, e]))
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, items)
+}
+
+/// 2.22's matcher interface (`add`, `spans`) over the native engine, plus `mask`, which does
+/// the search, the merge and the replacement in one call.
+#[pyclass(module = "ansible_accel._native", name = "SecretMatcher", frozen)]
+pub struct PySecretMatcher {
+    inner: Mutex<SecretMatcher>,
+}
+
+impl PySecretMatcher {
+    fn snapshot_from(&self, complete_for: Option<usize>) -> Result<Snapshot, MaskError> {
+        let mut inner = locked(&self.inner);
+        match complete_for {
+            None => Ok(inner.snapshot()),
+            Some(text_len) => inner.complete_snapshot(text_len),
+        }
+    }
+}
+
+#[pymethods]
+impl PySecretMatcher {
+    #[new]
+    fn new() -> Self {
+        PySecretMatcher {
+            inner: Mutex::new(SecretMatcher::new()),
+        }
+    }
+
+    /// Add one form to match; registering it again changes nothing.
+    fn add(&self, word: &Bound<'_, PyString>) -> PyResult<()> {
+        guarded(|| {
+            let text = text_of(word)?;
+            if text.bytes.is_empty() {
+                return Err(PyValueError::new_err("an empty word cannot be matched"));
+            }
+            locked(&self.inner).add(&text.bytes);
+            Ok(())
+        })
+    }
+
+    /// Every occurrence as sorted `(start, end)` code-point spans, overlapping ones included.
+    fn spans<'py>(&self, value: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyList>> {
+        guarded(|| spans_with(&|len| self.snapshot_from(len), value))
+    }
+
+    fn mask<'py>(
+        &self,
+        value: &Bound<'py, PyString>,
+        placeholder: &Bound<'py, PyString>,
+    ) -> PyResult<Bound<'py, PyString>> {
+        guarded(|| mask_with(&|len| self.snapshot_from(len), value, placeholder))
+    }
+
+    fn __contains__(&self, word: &Bound<'_, PyString>) -> PyResult<bool> {
+        let text = text_of(word)?;
+        Ok(locked(&self.inner).contains(&text.bytes))
+    }
+
+    fn __len__(&self) -> usize {
+        locked(&self.inner).len()
+    }
+}
+
+/// A registry of secrets (stripping, de-duplication, JSON forms) with its matcher.
+#[pyclass(module = "ansible_accel._native", name = "SecretRegistry", frozen)]
+pub struct PySecretRegistry {
+    inner: Mutex<SecretRegistry>,
+}
+
+impl PySecretRegistry {
+    fn snapshot_from(&self, complete_for: Option<usize>) -> Result<Snapshot, MaskError> {
+        let mut inner = locked(&self.inner);
+        match complete_for {
+            None => Ok(inner.snapshot()),
+            Some(text_len) => inner.complete_snapshot(text_len),
+        }
+    }
+}
+
+#[pymethods]
+impl PySecretRegistry {
+    #[new]
+    fn new() -> Self {
+        PySecretRegistry {
+            inner: Mutex::new(SecretRegistry::new()),
+        }
+    }
+
+    /// Register every `str` in `secrets`; returns the stripped secrets that were new, in order.
+    fn register<'py>(&self, secrets: &Bound<'py, PyList>) -> PyResult<Bound<'py, PyList>> {
+        let py = secrets.py();
+        guarded(|| {
+            let texts = secrets
+                .iter()
+                .map(|s| s.cast_into::<PyString>().map_err(PyErr::from))
+                .collect::<PyResult<Vec<_>>>()?;
+            let mut new = Vec::new();
+            {
+                let mut registry = locked(&self.inner);
+                for secret in &texts {
+                    if let Some(stripped) = registry
+                        .register(&text_of(secret)?.bytes)
+                        .map_err(failure)?
+                    {
+                        new.push(stripped);
+                    }
+                }
+            }
+            let items = new
+                .iter()
+                .map(|b| str_from(py, b))
+                .collect::<PyResult<Vec<_>>>()?;
+            PyList::new(py, items)
+        })
+    }
+
+    fn mask<'py>(
+        &self,
+        value: &Bound<'py, PyString>,
+        placeholder: &Bound<'py, PyString>,
+    ) -> PyResult<Bound<'py, PyString>> {
+        guarded(|| mask_with(&|len| self.snapshot_from(len), value, placeholder))
+    }
+
+    fn spans<'py>(&self, value: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyList>> {
+        guarded(|| spans_with(&|len| self.snapshot_from(len), value))
+    }
+
+    /// The registered secrets present in a JSON document, as their literal values.
+    fn secrets_in_json<'py>(&self, value: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyList>> {
+        let py = value.py();
+        guarded(|| {
+            let text = text_of(value)?;
+            let found = locked(&self.inner)
+                .secrets_in_json(&text.bytes)
+                .map_err(failure)?;
+            let items = found
+                .iter()
+                .map(|b| str_from(py, b))
+                .collect::<PyResult<Vec<_>>>()?;
+            PyList::new(py, items)
+        })
+    }
+
+    /// True when no secret is registered.
+    fn is_empty(&self) -> bool {
+        locked(&self.inner).is_empty()
+    }
+
+    fn __len__(&self) -> usize {
+        locked(&self.inner).secret_count()
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("SecretMatcher", m.py().get_type::<PySecretMatcher>())?;
+    m.add("SecretRegistry", m.py().get_type::<PySecretRegistry>())?;
     Ok(())
 }
