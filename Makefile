@@ -24,38 +24,44 @@ PY ?= 3.12
 VENV_DEMO := $(VENVS)/py$(subst .,,$(PY))
 
 TEST_DEPS := pytest pytest-mock pytest-xdist hypothesis
+# The masking benchmark compares with the existing Python Aho-Corasick bindings (2.22 only).
+BENCH_DEPS_313 := pyahocorasick ahocorasick-rs
+# Bump when the packages installed in the environments change, so existing ones are redone.
+ENV_STAMP := .ready-2
 PIP_FLAGS := --disable-pip-version-check --quiet
 
 .PHONY: build venvs test test-rust test-py conformance demo bench lint fuzz clean
 
 # --- environments -------------------------------------------------------------------------
 
-$(VENVS)/py%/.ready:
+$(VENVS)/py%/$(ENV_STAMP):
 	@py="$(PYTHON_$*)"; core="$(CORE_$*)"; \
 	 [ -n "$$py" ] || { echo "no Python for py$* found (pyenv or PATH)"; exit 1; }; \
 	 echo "== creating $(VENVS)/py$* with $$py and ansible-core $$core"; \
 	 rm -rf "$(VENVS)/py$*"; "$$py" -m venv "$(VENVS)/py$*"; \
 	 "$(VENVS)/py$*/bin/pip" install $(PIP_FLAGS) --upgrade pip; \
-	 "$(VENVS)/py$*/bin/pip" install $(PIP_FLAGS) "ansible-core==$$core" $(TEST_DEPS) $(if $(filter 311,$*),maturin); \
+	 "$(VENVS)/py$*/bin/pip" install $(PIP_FLAGS) "ansible-core==$$core" $(TEST_DEPS) $(if $(filter 311,$*),maturin) $(if $(filter 313,$*),$(BENCH_DEPS_313)); \
 	 touch "$@"
 
-venvs: $(VENVS)/py311/.ready $(VENVS)/py312/.ready $(VENVS)/py313/.ready
+venvs: $(VENVS)/py311/$(ENV_STAMP) $(VENVS)/py312/$(ENV_STAMP) $(VENVS)/py313/$(ENV_STAMP)
 
 # --- build ---------------------------------------------------------------------------------
 
 # One abi3 wheel, built once with the 3.11 environment's maturin, installed in all three.
-build: $(VENVS)/py311/.ready
+build: $(VENVS)/py311/$(ENV_STAMP)
 	@rm -rf "$(WHEELDIR)"
 	"$(VENVS)/py311/bin/maturin" build --release --quiet -i "$(VENVS)/py311/bin/python" --out "$(WHEELDIR)"
 	@for v in 311 312 313; do \
-	   if [ -f "$(VENVS)/py$$v/.ready" ]; then \
+	   if [ -f "$(VENVS)/py$$v/$(ENV_STAMP)" ]; then \
 	     "$(VENVS)/py$$v/bin/pip" install $(PIP_FLAGS) --force-reinstall --no-deps "$(WHEELDIR)"/*.whl; \
 	   fi; \
 	 done
 
 # --- tests ---------------------------------------------------------------------------------
 
-test: venvs build test-rust test-py conformance
+# The conformance runner goes before pytest: it unpacks the sdists that some tests read.
+test: export ANSIBLE_ACCEL_REQUIRE_SDIST := 1
+test: venvs build test-rust conformance test-py
 
 test-rust:
 	cargo test --quiet
@@ -71,7 +77,7 @@ conformance:
 	   "$(VENVS)/py$$v/bin/python" tests/conformance/run_conformance.py --cache "$(CACHE)" || exit $$?; \
 	 done
 
-demo: $(VENV_DEMO)/.ready build
+demo: $(VENV_DEMO)/$(ENV_STAMP) build
 	"$(VENV_DEMO)/bin/python" tests/demo/run_demo.py
 
 bench: venvs build
