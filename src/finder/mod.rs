@@ -8,6 +8,7 @@
 //! the caller gets a [`Fallback`] with the reason and runs ansible-core's own code, so every
 //! error message stays ansible-core's.
 
+mod compat;
 mod depth;
 mod resolve;
 mod source;
@@ -129,7 +130,7 @@ fn scan(
     if !parsed.errors().is_empty() {
         return Err(Fallback::SyntaxError);
     }
-    if !parsed.unsupported_syntax_errors().is_empty() {
+    if !parsed.unsupported_syntax_errors().is_empty() || compat::refused_before_312(options.python, parsed.tokens()) {
         return Err(Fallback::UnsupportedSyntax);
     }
     if warnings::compile_would_warn(text, parsed.tokens()) {
