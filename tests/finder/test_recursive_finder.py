@@ -132,3 +132,36 @@ def test_uninstall_restores_the_original(accel):
     accel.uninstall()
     assert mc.recursive_finder is patched.__wrapped_original__
     assert not integration._cache
+
+
+@pytest.fixture
+def display_calls(monkeypatch):
+    """Every message recursive_finder sends to ansible-core's display (still delivered)."""
+    calls = []
+    for method in ("warning", "deprecated", "vvv", "vvvvv", "debug"):
+        original = getattr(mc.display, method)
+
+        def record(*args, _method=method, _original=original, **kwargs):
+            calls.append((_method, args, tuple(sorted(kwargs.items(), key=lambda kv: kv[0]))))
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(mc.display, method, record)
+    return calls
+
+
+@pytest.mark.parametrize("module", [
+    b"from ansible.module_utils import acme\n",
+    b"from ansible.module_utils.formerly_core import thing\n",
+    b"import ansible.module_utils.sub1.sub2.formerly_core\n",
+    b"try:\n    from ansible.module_utils import acme\nexcept ImportError:\n    pass\n",
+    b"from ansible.module_utils.basic import AnsibleModule\nimport os\n",
+])
+def test_redirects_and_messages_are_identical(accel, display_calls, module):
+    accel.uninstall()
+    expected = _run("probe", "ansible.modules.probe", module, "/x/probe.py")
+    expected_calls = list(display_calls)
+    display_calls.clear()
+    accel.install()
+    got = _run("probe", "ansible.modules.probe", module, "/x/probe.py")
+    assert got == expected
+    assert display_calls == expected_calls
