@@ -20,7 +20,10 @@ pub fn refused_before_312(python: (u8, u8), tokens: &Tokens) -> bool {
             }
             TokenKind::Lbrace => {
                 braces += 1;
-                if fstring_starts.first().is_some_and(|&start| braces - start >= 3) {
+                if fstring_starts
+                    .first()
+                    .is_some_and(|&start| braces - start >= 3)
+                {
                     return true;
                 }
             }

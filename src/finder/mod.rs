@@ -120,17 +120,21 @@ fn scan(
         major: options.python.0,
         minor: options.python.1,
     };
-    if depth::too_deep(text) {
-        return Err(Fallback::TooDeep);
-    }
     let parsed = match parse_module_for(text, target) {
         Some(parsed) => parsed,
         None => return Err(Fallback::SyntaxError),
     };
+    if depth::too_deep(parsed.tokens()) {
+        let token_count = parsed.tokens().len();
+        depth::drop_deep_tree(parsed, token_count);
+        return Err(Fallback::TooDeep);
+    }
     if !parsed.errors().is_empty() {
         return Err(Fallback::SyntaxError);
     }
-    if !parsed.unsupported_syntax_errors().is_empty() || compat::refused_before_312(options.python, parsed.tokens()) {
+    if !parsed.unsupported_syntax_errors().is_empty()
+        || compat::refused_before_312(options.python, parsed.tokens())
+    {
         return Err(Fallback::UnsupportedSyntax);
     }
     if warnings::compile_would_warn(text, parsed.tokens()) {

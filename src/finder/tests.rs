@@ -233,8 +233,14 @@ fn large_flat_literals_are_scanned() {
 #[test]
 fn deeply_nested_fstrings_are_refused_before_312() {
     let source = b"x = f'{x:{y:{z}}}'\n";
-    let py311 = ScanOptions { python: (3, 11), reach: Reach::PositionedNodes };
-    assert_eq!(scan_imports(Source::Bytes(source), "x", false, &py311), Err(Fallback::UnsupportedSyntax));
+    let py311 = ScanOptions {
+        python: (3, 11),
+        reach: Reach::PositionedNodes,
+    };
+    assert_eq!(
+        scan_imports(Source::Bytes(source), "x", false, &py311),
+        Err(Fallback::UnsupportedSyntax)
+    );
     assert!(scan_imports(Source::Bytes(source), "x", false, &PY).is_ok());
     let two_levels = b"x = f'{x:{y}}'\n";
     assert!(scan_imports(Source::Bytes(two_levels), "x", false, &py311).is_ok());

@@ -27,13 +27,12 @@ pub fn compile_would_warn(text: &str, tokens: &Tokens) -> bool {
                     return true;
                 }
             }
-            TokenKind::Int | TokenKind::Float | TokenKind::Complex => {
+            TokenKind::Int | TokenKind::Float | TokenKind::Complex
                 if bytes
                     .get(end)
-                    .is_some_and(|&b| b == b'_' || b.is_ascii_alphabetic() || b >= 0x80)
-                {
-                    return true;
-                }
+                    .is_some_and(|&b| b == b'_' || b.is_ascii_alphabetic() || b >= 0x80) =>
+            {
+                return true;
             }
             _ => {}
         }

@@ -39,7 +39,9 @@ fn scan_imports<'py>(
         match text.extract::<PyBackedStr>() {
             Ok(text) => OwnedSource::Text(text),
             // Lone surrogates: compile() raises its own error; let it.
-            Err(_) => return Ok(PyString::new(py, finder::Fallback::InvalidUtf8.reason()).into_any()),
+            Err(_) => {
+                return Ok(PyString::new(py, finder::Fallback::InvalidUtf8.reason()).into_any())
+            }
         }
     } else {
         return Err(pyo3::exceptions::PyTypeError::new_err(format!(
@@ -72,11 +74,20 @@ fn scan_to_python<'py>(py: Python<'py>, scan: &ImportScan) -> PyResult<Bound<'py
     let optional = name_set(py, &scan.optional_imports)?;
     PyTuple::new(
         py,
-        [submodules.into_any(), optional.into_any(), pyo3::types::PyBool::new(py, scan.embed_import).to_owned().into_any()],
+        [
+            submodules.into_any(),
+            optional.into_any(),
+            pyo3::types::PyBool::new(py, scan.embed_import)
+                .to_owned()
+                .into_any(),
+        ],
     )
 }
 
-fn name_set<'py>(py: Python<'py>, names: &std::collections::BTreeSet<NameParts>) -> PyResult<Bound<'py, PyFrozenSet>> {
+fn name_set<'py>(
+    py: Python<'py>,
+    names: &std::collections::BTreeSet<NameParts>,
+) -> PyResult<Bound<'py, PyFrozenSet>> {
     let tuples = names
         .iter()
         .map(|parts| PyTuple::new(py, parts.iter().map(|p| PyString::new(py, p))))
