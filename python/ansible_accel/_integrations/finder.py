@@ -213,6 +213,7 @@ def _walk_module_utils(walk: _Walk, module_fqn: str, pending: list, found: dict,
 
 def _start(walk: _Walk, name: str, module_fqn: str, module_data: t.Any, extension_manager: t.Any):
     mc = walk.mc
+    _counters.extra(PATH, "recursive_finder")
     found = _package_stubs(mc)
     module_utils_paths = _module_utils_paths(mc)
     finder, metadata = _scan_main_module(walk, name, module_fqn, module_data)

@@ -1,0 +1,52 @@
+"""The ``finder`` counters in ``ansible_accel.status()``: native scans, cache hits, walks and
+fallbacks by reason, all from real recursive_finder calls."""
+
+from __future__ import annotations
+
+import datetime
+import io
+import zipfile
+
+import ansible_accel
+from ansible._internal._ansiballz import _builder
+from ansible.executor import module_common as mc
+
+from ansible_accel import _counters
+
+NOW = datetime.datetime(2024, 1, 2, 3, 4, 6, tzinfo=datetime.timezone.utc)
+
+
+def _walk(source: bytes) -> None:
+    with zipfile.ZipFile(io.BytesIO(), mode="w") as zf:
+        mc.recursive_finder("probe", "ansible.modules.probe", source, zf, NOW, _builder.ExtensionManager())
+
+
+def test_counters_follow_the_walk(accel):
+    _counters.reset()
+    status = ansible_accel.status()["finder"]
+    assert status["active"] and status["reason"] is None and status["native"] == 0
+
+    _walk(b"from ansible.module_utils.basic import AnsibleModule\n")
+    first = ansible_accel.status()["finder"]
+    assert first["native"] >= 10  # the module and each module_util ansible-core's basic needs
+    assert first["events"]["recursive_finder"] == 1
+
+    _walk(b"from ansible.module_utils.basic import AnsibleModule\n")
+    second = ansible_accel.status()["finder"]
+    assert second["native"] == first["native"]  # nothing scanned twice...
+    assert second["events"]["scan_cache_hit"] >= first["native"]  # ...every file came from the cache
+    assert second["events"]["recursive_finder"] == 2
+
+    try:
+        _walk(b"def broken(:\n")
+    except Exception as ex:  # noqa: BLE001 - ansible-core's own error, checked elsewhere
+        assert "Unable to compile" in str(ex)
+    assert ansible_accel.status()["finder"]["fallback"] == {"syntax_error": 1}
+
+
+def test_uninstalled_path_reports_why_and_counts_nothing():
+    ansible_accel.uninstall()
+    _counters.reset()
+    _walk(b"from ansible.module_utils.basic import AnsibleModule\n")
+    status = ansible_accel.status()["finder"]
+    assert status == {"active": False, "reason": "not installed", "native": 0, "fallback": {}}
