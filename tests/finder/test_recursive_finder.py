@@ -165,3 +165,48 @@ def test_redirects_and_messages_are_identical(accel, display_calls, module):
     got = _run("probe", "ansible.modules.probe", module, "/x/probe.py")
     assert got == expected
     assert display_calls == expected_calls
+
+
+def _age(*paths, seconds=100):
+    """Backdate paths so their stamps are old enough to be remembered."""
+    import os
+    import time
+
+    then = time.time() - seconds
+    for path in paths:
+        os.utime(path, (then, then))
+
+
+def test_remembered_locations_follow_changes_on_disk(accel, module_utils_dir):
+    probe = module_utils_dir / "accel_probe.py"
+    probe.write_bytes(b"from ansible.module_utils import urls\n")
+    _age(probe, module_utils_dir)
+    expected, got = _both_ways(accel, "probe", "ansible.modules.probe", MODULE, "/x/probe.py")
+    assert got == expected and got[0] != "raised"
+    hits = ansible_accel.status()["finder"].get("events", {}).get("location_memo_hit", 0)
+    assert _run("probe", "ansible.modules.probe", MODULE, "/x/probe.py") == expected
+    assert ansible_accel.status()["finder"]["events"]["location_memo_hit"] > hits  # the memo answered
+
+    # same name and size, new content, old stamps: the content still comes from the file
+    probe.write_bytes(b"from ansible.module_utils import six\n\n")
+    _age(probe, module_utils_dir)
+    expected, got = _both_ways(accel, "probe", "ansible.modules.probe", MODULE, "/x/probe.py")
+    assert got == expected and got[0] != "raised"
+    assert _run("probe", "ansible.modules.probe", MODULE, "/x/probe.py") == expected
+
+    # the module becomes a package in the same directory: a new location
+    probe.unlink()
+    (module_utils_dir / "accel_probe").mkdir()
+    (module_utils_dir / "accel_probe" / "__init__.py").write_bytes(b"import ansible.module_utils.six\n")
+    warm = _run("probe", "ansible.modules.probe", MODULE, "/x/probe.py")
+    accel.uninstall()
+    assert warm == _run("probe", "ansible.modules.probe", MODULE, "/x/probe.py")
+    assert "ansible/module_utils/accel_probe/__init__.py" in zipfile.ZipFile(io.BytesIO(warm[0])).namelist()
+    accel.install()
+
+    # and a module_util that shadows a core one appears in an earlier search directory
+    (module_utils_dir / "urls.py").write_bytes(b"# shadowing urls\n")
+    warm = _run("probe", "ansible.modules.probe", b"from ansible.module_utils import urls\n", "/x/probe.py")
+    accel.uninstall()
+    assert warm == _run("probe", "ansible.modules.probe", b"from ansible.module_utils import urls\n", "/x/probe.py")
+    accel.install()
