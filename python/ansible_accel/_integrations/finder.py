@@ -16,6 +16,8 @@ call time, so whatever a caller (or a test) has replaced there is honoured.
 
 from __future__ import annotations
 
+import dataclasses
+import heapq
 import inspect
 import os
 import pathlib
@@ -205,6 +207,7 @@ class _WalkChecks:
         self.mc = mc
         self.stamps: dict[str, t.Any] = {}
         self.routing: dict[str, bool] = {}
+        self._metadata: t.Any = None
 
     def stamp(self, path: str) -> t.Any:
         if path not in self.stamps:
@@ -216,8 +219,9 @@ class _WalkChecks:
         if remainder not in self.routing:
             mc = self.mc
             try:
-                metadata = mc._get_collection_metadata('ansible.builtin')
-                self.routing[remainder] = not mc._nested_dict_get(metadata, ['plugin_routing', 'module_utils', remainder])
+                if self._metadata is None:
+                    self._metadata = mc._get_collection_metadata('ansible.builtin')
+                self.routing[remainder] = not mc._nested_dict_get(self._metadata, ['plugin_routing', 'module_utils', remainder])
             except Exception:  # noqa: BLE001 - ansible-core's locator will raise or decide
                 self.routing[remainder] = False
         return self.routing[remainder]
@@ -323,15 +327,34 @@ def _module_utils_paths(mc: t.Any) -> list[str]:
     return paths
 
 
+class _Entry(t.NamedTuple):
+    """ansible-core's _ModuleUtilsProcessEntry as a tuple of its fields, in its field order
+    (the dataclass orders by exactly this tuple; plan() checks the fields)."""
+
+    name_parts: tuple[str, ...]
+    is_ambiguous: bool
+    child_is_redirected: bool
+    is_optional: bool
+
+
+_ENTRY_FIELDS = list(_Entry._fields)
+
+
+def _entry_fields(entry: t.Any) -> tuple:
+    return entry.name_parts, entry.is_ambiguous, entry.child_is_redirected, entry.is_optional
+
+
 def _walk_module_utils(walk: _Walk, module_fqn: str, pending: list, found: dict, embeds: set | None,
                        module_utils_paths: list[str]) -> None:
     """Locate and scan every module_util reachable from ``pending``, into ``found``."""
     mc = walk.mc
-    entry_type = mc._ModuleUtilsProcessEntry
     checks = _WalkChecks(mc)
+    # ansible-core sorts its list and takes the first entry each round; a heap of the same
+    # field tuples pops the very same entry (equal tuples are identical entries), cheaper.
+    pending = [_Entry(*_entry_fields(e)) for e in pending]
+    heapq.heapify(pending)
     while pending:
-        pending.sort()  # smallest name first, as ansible-core processes them
-        entry = pending.pop(0)
+        entry = heapq.heappop(pending)
         if entry.name_parts in found:
             continue
         info = _locate(mc, entry, module_utils_paths, checks)
@@ -347,14 +370,15 @@ def _walk_module_utils(walk: _Walk, module_fqn: str, pending: list, found: dict,
         scan = _scan_module_util(walk, '.'.join(info.fq_name_parts), info.source_code, info.is_package)
         if embeds is not None:
             embeds.update(scan.embeds)
-        pending.extend(entry_type(m, True, False, is_optional=m in scan.optional_imports)
-                       for m in scan.submodules if m not in found)
+        for m in scan.submodules:
+            if m not in found:
+                heapq.heappush(pending, _Entry(m, True, False, m in scan.optional_imports))
         found[info.fq_name_parts] = (info.source_code, info.output_path)
         # every enclosing package's __init__ goes in too
         for depth in range(1, len(info.fq_name_parts)):
             package = info.fq_name_parts[:depth]
             if package not in found:
-                pending.append(entry_type(package, False, info.redirected, is_optional=entry.is_optional))
+                heapq.heappush(pending, _Entry(package, False, info.redirected, entry.is_optional))
 
 
 def _start(walk: _Walk, name: str, module_fqn: str, module_data: t.Any, extension_manager: t.Any):
@@ -461,6 +485,10 @@ def plan() -> list[Patch]:
     parameters = list(inspect.signature(mc.recursive_finder).parameters)
     if parameters != _SIGNATURE:
         raise Unavailable(f"recursive_finder has an unexpected signature {parameters}")
+    entry_type = mc._ModuleUtilsProcessEntry
+    fields = [f.name for f in dataclasses.fields(entry_type)]
+    if fields != _ENTRY_FIELDS or not entry_type.__dataclass_params__.order:
+        raise Unavailable(f"_ModuleUtilsProcessEntry has unexpected fields {fields}")
     walk = _Walk(mc, minor)
     drop_in = _recursive_finder_2_19(walk) if minor < 21 else _recursive_finder_2_21(walk)
     drop_in.__doc__ = mc.recursive_finder.__doc__
