@@ -131,7 +131,7 @@ def test_uninstall_restores_the_original(accel):
     assert patched.__wrapped_original__ is not patched
     accel.uninstall()
     assert mc.recursive_finder is patched.__wrapped_original__
-    assert not integration._cache
+    assert not integration._cache and not integration._located
 
 
 @pytest.fixture
