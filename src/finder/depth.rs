@@ -12,28 +12,96 @@ use ruff_python_ast::token::{TokenKind, Tokens};
 const MAX_INDENT: usize = 100;
 /// CPython's MAXLEVEL.
 const MAX_BRACKETS: usize = 200;
-/// Tokens in one logical line that can each add a level to an expression tree (a tree this
-/// deep drops in well under a megabyte of stack).
-const MAX_NESTING_TOKENS: usize = 1500;
+/// Bound on the estimated depth of one logical line's expression tree (a tree this deep drops
+/// in well under the megabytes of stack `scan_imports` makes sure of).
+const MAX_ESTIMATED_DEPTH: usize = 1500;
+
+/// One bracket level of a logical line.
+#[derive(Default)]
+struct Level {
+    /// Tokens since the last comma at this level that may each add a tree level.
+    chain: usize,
+    /// Lambdas whose parameter list (where commas do not separate siblings) is still open.
+    open_lambda_parameters: usize,
+}
+
+/// An upper bound, up to a small factor, on each logical line's tree depth: a comma starts a
+/// sibling (list items, arguments), so only the chain since the last comma at each open
+/// bracket level counts, plus one per open bracket.
+#[derive(Default)]
+struct LineDepth {
+    levels: Vec<Level>,
+    estimate: usize,
+}
+
+impl LineDepth {
+    fn top(&mut self) -> &mut Level {
+        if self.levels.is_empty() {
+            self.levels.push(Level::default());
+        }
+        let last = self.levels.len() - 1;
+        &mut self.levels[last]
+    }
+
+    fn deepen(&mut self) {
+        self.top().chain += 1;
+        self.estimate += 1;
+    }
+
+    fn open_bracket(&mut self) {
+        self.deepen();
+        self.levels.push(Level::default());
+    }
+
+    fn close_bracket(&mut self) {
+        if self.levels.len() > 1 {
+            if let Some(level) = self.levels.pop() {
+                self.estimate -= level.chain;
+            }
+        }
+    }
+
+    fn comma(&mut self) {
+        let level = self.top();
+        if level.open_lambda_parameters == 0 {
+            let chain = std::mem::take(&mut level.chain);
+            self.estimate -= chain;
+        }
+    }
+
+    fn lambda(&mut self) {
+        self.deepen();
+        self.top().open_lambda_parameters += 1;
+    }
+
+    fn colon(&mut self) {
+        let level = self.top();
+        level.open_lambda_parameters = level.open_lambda_parameters.saturating_sub(1);
+    }
+}
 
 pub fn too_deep(tokens: &Tokens) -> bool {
     let mut indent = 0usize;
     let mut brackets = 0usize;
-    let mut nesting_tokens = 0usize;
+    let mut line = LineDepth::default();
     for token in tokens.iter() {
         match token.kind() {
             TokenKind::Indent => indent += 1,
             TokenKind::Dedent => indent = indent.saturating_sub(1),
-            TokenKind::Newline => nesting_tokens = 0,
+            TokenKind::Newline => line = LineDepth::default(),
             TokenKind::Lpar | TokenKind::Lsqb | TokenKind::Lbrace => {
                 brackets += 1;
-                nesting_tokens += 1;
+                line.open_bracket();
             }
             TokenKind::Rpar | TokenKind::Rsqb | TokenKind::Rbrace => {
-                brackets = brackets.saturating_sub(1)
+                brackets = brackets.saturating_sub(1);
+                line.close_bracket();
             }
-            // Literals, names and separators sit side by side; every other token (operators,
-            // dots, keywords) may open one more level of the tree.
+            TokenKind::Comma => line.comma(),
+            TokenKind::Colon => line.colon(),
+            TokenKind::Lambda => line.lambda(),
+            // Names and literals sit side by side; every other token (operators, dots,
+            // keywords) may open one more level of the tree.
             TokenKind::Name
             | TokenKind::Int
             | TokenKind::Float
@@ -43,13 +111,11 @@ pub fn too_deep(tokens: &Tokens) -> bool {
             | TokenKind::FStringEnd
             | TokenKind::TStringMiddle
             | TokenKind::TStringEnd
-            | TokenKind::Comma
-            | TokenKind::Colon
             | TokenKind::NonLogicalNewline
             | TokenKind::Comment => {}
-            _ => nesting_tokens += 1,
+            _ => line.deepen(),
         }
-        if indent > MAX_INDENT || brackets > MAX_BRACKETS || nesting_tokens > MAX_NESTING_TOKENS {
+        if indent > MAX_INDENT || brackets > MAX_BRACKETS || line.estimate > MAX_ESTIMATED_DEPTH {
             return true;
         }
     }

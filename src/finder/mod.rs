@@ -103,8 +103,8 @@ pub fn scan_imports(
     is_pkg_init: bool,
     options: &ScanOptions,
 ) -> Result<ImportScan, Fallback> {
-    // Callers may run us on a thread with a small stack; make sure a megabyte is free.
-    stacker::maybe_grow(1024 * 1024, 8 * 1024 * 1024, || {
+    // Callers may run us on a thread with a small stack; make sure two megabytes are free.
+    stacker::maybe_grow(2 * 1024 * 1024, 8 * 1024 * 1024, || {
         scan(source, module_fqn, is_pkg_init, options)
     })
 }

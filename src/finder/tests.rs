@@ -245,3 +245,14 @@ fn deeply_nested_fstrings_are_refused_before_312() {
     let two_levels = b"x = f'{x:{y}}'\n";
     assert!(scan_imports(Source::Bytes(two_levels), "x", false, &py311).is_ok());
 }
+
+#[test]
+fn nested_lambdas_with_parameter_lists_still_count() {
+    let source = format!("f = {}0\n", "lambda a, b: ".repeat(3000));
+    assert_eq!(
+        scan_imports(Source::Bytes(source.as_bytes()), "x", false, &PY),
+        Err(Fallback::TooDeep)
+    );
+    let siblings = format!("x = [{}]\n", "-a.b(c) + 1, ".repeat(20_000));
+    assert!(scan_imports(Source::Bytes(siblings.as_bytes()), "x", false, &PY).is_ok());
+}
