@@ -50,3 +50,24 @@ def test_uninstalled_path_reports_why_and_counts_nothing():
     _walk(b"from ansible.module_utils.basic import AnsibleModule\n")
     status = ansible_accel.status()["finder"]
     assert status == {"active": False, "reason": "not installed", "native": 0, "fallback": {}}
+
+
+def test_forked_worker_starts_from_the_parents_scans(accel):
+    """What the controller scanned before forking, a worker (as ansible-playbook's) reuses."""
+    import json
+    import os
+
+    _walk(b"from ansible.module_utils.basic import AnsibleModule\n")
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the worker: its counters start at zero (register_at_fork)
+        try:
+            _walk(b"from ansible.module_utils.basic import AnsibleModule\n")
+            os.write(write_end, json.dumps(ansible_accel.status()["finder"]).encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end) as pipe:
+        child = json.loads(pipe.read())
+    os.waitpid(pid, 0)
+    assert child["native"] == 0 and child["events"]["scan_cache_hit"] >= 10

@@ -54,6 +54,15 @@ _cache: dict[tuple[str, bool, bytes | str], _Scan] = {}
 _cache_lock = threading.Lock()
 
 
+def _after_fork_in_child() -> None:
+    # another thread of the parent may have held the lock at fork; the child starts unlocked
+    global _cache_lock
+    _cache_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def clear_cache() -> None:
     with _cache_lock:
         _cache.clear()
