@@ -8,6 +8,10 @@ instead of compile() + ``ModuleDepFinder``, the source is scanned by the native 
 the answer is cached for the process keyed by the file's full content (plus its name and
 package-ness), so a changed file is never served stale.
 
+Where legacy ``module_utils`` files live is remembered too (see "where legacy module_utils
+live" below): only side-effect-free answers, re-checked against the directories' stat
+stamps each walk, the file content always read afresh.
+
 A file the scanner will not answer exactly (see ``ansible_accel.finder``) goes through
 ansible-core's own compile() + ``ModuleDepFinder``, counted as a fallback with its reason, so
 its errors and warnings are ansible-core's.  Every name is looked up in ``module_common`` at
