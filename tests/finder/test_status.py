@@ -11,7 +11,10 @@ import ansible_accel
 from ansible._internal._ansiballz import _builder
 from ansible.executor import module_common as mc
 
+import pytest
+
 from ansible_accel import _counters
+from ansible_accel._integrations import finder as integration
 
 NOW = datetime.datetime(2024, 1, 2, 3, 4, 6, tzinfo=datetime.timezone.utc)
 
@@ -21,7 +24,18 @@ def _walk(source: bytes) -> None:
         mc.recursive_finder("probe", "ansible.modules.probe", source, zf, NOW, _builder.ExtensionManager())
 
 
-def test_counters_follow_the_walk(accel):
+@pytest.fixture
+def accel_without_prewarm(monkeypatch):
+    """The accelerator on, without scanning ansible-core's module_utils ahead of need."""
+    monkeypatch.setenv("ANSIBLE_ACCEL_FINDER_PREWARM", "0")
+    ansible_accel.install()
+    try:
+        yield ansible_accel
+    finally:
+        ansible_accel.uninstall()
+
+
+def test_counters_follow_the_walk(accel_without_prewarm):
     _counters.reset()
     status = ansible_accel.status()["finder"]
     assert status["active"] and status["reason"] is None and status["native"] == 0
@@ -71,3 +85,14 @@ def test_forked_worker_starts_from_the_parents_scans(accel):
         child = json.loads(pipe.read())
     os.waitpid(pid, 0)
     assert child["native"] == 0 and child["events"]["scan_cache_hit"] >= 10
+
+
+def test_prewarm_scans_core_module_utils_so_a_walk_scans_nothing(accel):
+    integration.wait_for_prewarm()
+    prewarmed = ansible_accel.status()["finder"]["events"]["prewarm_scan"]
+    assert prewarmed > 100  # every .py of ansible-core's module_utils
+    _counters.reset()
+    _walk(b"from ansible.module_utils.basic import AnsibleModule\n")
+    status = ansible_accel.status()["finder"]
+    assert status["native"] == 1  # the module itself; every module_util came from the cache
+    assert status["events"]["scan_cache_hit"] >= 10

@@ -54,6 +54,7 @@ class _Scan(t.NamedTuple):
 
 
 _NO_EMBEDS: frozenset = frozenset()
+_active_walk: _Walk | None = None  # set by plan()
 _cache: dict[tuple[str, bool, bytes | str], _Scan] = {}
 _cache_lock = threading.Lock()
 
@@ -83,8 +84,9 @@ class _Walk:
         self.has_embeds = minor >= 21
 
 
-def _scan(walk: _Walk, module_fqn: str, source: bytes | str, is_pkg_init: bool) -> _Scan | None:
-    """The native scan of one file, or None when ansible-core's own code must do it."""
+def _scan(walk: _Walk, module_fqn: str, source: bytes | str, is_pkg_init: bool, *, event: str | None = None) -> _Scan | None:
+    """The native scan of one file, or None when ansible-core's own code must do it.
+    ``event`` counts a scan made ahead of need under that name instead of as a native call."""
     key = (module_fqn, is_pkg_init, source)
     try:
         hit = _cache.get(key)
@@ -94,15 +96,16 @@ def _scan(walk: _Walk, module_fqn: str, source: bytes | str, is_pkg_init: bool) 
         _counters.extra(PATH, "scan_cache_hit")
         return hit
     result = _native.scan_imports(source, module_fqn, is_pkg_init, walk.reach)
-    if isinstance(result, str):
-        _counters.fallback(PATH, result)
+    if isinstance(result, str) or (result[2] and walk.has_embeds):
+        # (an embed import: ModuleDepFinder then analyses top-level EmbedManager.embed() calls)
+        if event is None:
+            _counters.fallback(PATH, result if isinstance(result, str) else "embed")
         return None
-    submodules, optional_imports, embed_import = result
-    if embed_import and walk.has_embeds:
-        # ModuleDepFinder then analyses top-level assignments for EmbedManager.embed() calls.
-        _counters.fallback(PATH, "embed")
-        return None
-    _counters.native(PATH)
+    submodules, optional_imports, _ = result
+    if event is None:
+        _counters.native(PATH)
+    else:
+        _counters.extra(PATH, event)
     scan = _Scan(submodules, optional_imports, _NO_EMBEDS)
     if key is not None:
         with _cache_lock:
@@ -502,14 +505,57 @@ def plan() -> list[Patch]:
     fields = [f.name for f in dataclasses.fields(entry_type)]
     if fields != _ENTRY_FIELDS or not entry_type.__dataclass_params__.order:
         raise Unavailable(f"_ModuleUtilsProcessEntry has unexpected fields {fields}")
-    walk = _Walk(mc, minor)
+    global _active_walk
+    walk = _active_walk = _Walk(mc, minor)
     drop_in = _recursive_finder_2_19(walk) if minor < 21 else _recursive_finder_2_21(walk)
     drop_in.__doc__ = mc.recursive_finder.__doc__
     drop_in.__wrapped_original__ = mc.recursive_finder
     return [Patch(mc, "recursive_finder", drop_in)]
 
 
+# --- scanning ansible-core's own module_utils before workers fork ---------------------------
+#
+# ansible-playbook builds each module's payload in a forked worker, whose caches die with it.
+# Every module needs ansible-core's module_utils, so the controller scans them once, right
+# after install, on a thread (the GIL is released while parsing, so this overlaps start-up);
+# each worker then inherits the answers.  A fork waits for the thread to finish first, so no
+# worker is forked from a process with a scan in flight.
+
+_prewarm_thread: threading.Thread | None = None
+
+
+def _prewarm(walk: _Walk) -> None:
+    root = pathlib.Path(walk.mc._MODULE_UTILS_PATH).resolve()
+    for path in sorted(root.rglob("*.py")):
+        parts = ("ansible", "module_utils") + path.relative_to(root).with_suffix("").parts
+        is_pkg_init = parts[-1] == "__init__"
+        try:
+            source = path.read_bytes()
+        except OSError:
+            continue
+        _scan(walk, ".".join(parts[:-1] if is_pkg_init else parts), source, is_pkg_init, event="prewarm_scan")
+
+
+def wait_for_prewarm() -> None:
+    thread = _prewarm_thread
+    if thread is not None and thread is not threading.current_thread():
+        thread.join()
+
+
+os.register_at_fork(before=wait_for_prewarm)
+
+
+def after_install() -> None:
+    global _prewarm_thread
+    if _active_walk is None or os.environ.get("ANSIBLE_ACCEL_FINDER_PREWARM", "1") == "0":
+        return
+    _prewarm_thread = threading.Thread(target=_prewarm, args=(_active_walk,), name="ansible-accel-finder-prewarm",
+                                       daemon=True)
+    _prewarm_thread.start()
+
+
 def before_uninstall() -> None:
+    wait_for_prewarm()
     clear_cache()
     with _cache_lock:
         _located.clear()
