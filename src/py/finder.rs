@@ -1,7 +1,100 @@
-//! Glue for the finder engine.
+//! Glue for the finder engine: `_native.scan_imports`.
 
 use pyo3::prelude::*;
+use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
+use pyo3::types::{PyBytes, PyFrozenSet, PyString, PyTuple};
 
-pub fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
-    Ok(())
+use crate::finder::{self, ImportScan, NameParts, Reach, ScanOptions, Source};
+
+/// The source as ModuleDepFinder receives it, held so the GIL can be released.
+enum OwnedSource {
+    Bytes(PyBackedBytes),
+    Text(PyBackedStr),
+}
+
+/// `scan_imports(source, module_fqn, is_pkg_init, reach)`: either
+/// `(submodules, optional_imports, embed_import)` (frozensets of str tuples, a bool) or, where
+/// ansible-core's own code must answer, the fallback reason as a str.
+#[pyfunction]
+#[pyo3(signature = (source, module_fqn, is_pkg_init, reach))]
+fn scan_imports<'py>(
+    py: Python<'py>,
+    source: &Bound<'py, PyAny>,
+    module_fqn: &str,
+    is_pkg_init: bool,
+    reach: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let reach = match reach {
+        "every_listed_node" => Reach::EveryListedNode,
+        "positioned_nodes" => Reach::PositionedNodes,
+        other => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "reach must be 'every_listed_node' or 'positioned_nodes', not {other:?}"
+            )))
+        }
+    };
+    let owned = if source.is_instance_of::<PyBytes>() {
+        OwnedSource::Bytes(source.extract()?)
+    } else if let Ok(text) = source.cast::<PyString>() {
+        match text.extract::<PyBackedStr>() {
+            Ok(text) => OwnedSource::Text(text),
+            // Lone surrogates: compile() raises its own error; let it.
+            Err(_) => {
+                return Ok(PyString::new(py, finder::Fallback::InvalidUtf8.reason()).into_any())
+            }
+        }
+    } else {
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "source must be bytes or str, not {}",
+            source.get_type().name()?
+        )));
+    };
+    let version = py.version_info();
+    let options = ScanOptions {
+        python: (version.major, version.minor),
+        reach,
+    };
+    let fqn = module_fqn.to_owned();
+    let outcome = py.detach(|| {
+        let source = match &owned {
+            OwnedSource::Bytes(bytes) => Source::Bytes(bytes),
+            OwnedSource::Text(text) => Source::Text(text),
+        };
+        std::panic::catch_unwind(|| finder::scan_imports(source, &fqn, is_pkg_init, &options))
+    });
+    match outcome {
+        Ok(Ok(scan)) => Ok(scan_to_python(py, &scan)?.into_any()),
+        Ok(Err(fallback)) => Ok(PyString::new(py, fallback.reason()).into_any()),
+        Err(_) => Ok(PyString::new(py, "internal_error").into_any()),
+    }
+}
+
+fn scan_to_python<'py>(py: Python<'py>, scan: &ImportScan) -> PyResult<Bound<'py, PyTuple>> {
+    let submodules = name_set(py, &scan.submodules)?;
+    let optional = name_set(py, &scan.optional_imports)?;
+    PyTuple::new(
+        py,
+        [
+            submodules.into_any(),
+            optional.into_any(),
+            pyo3::types::PyBool::new(py, scan.embed_import)
+                .to_owned()
+                .into_any(),
+        ],
+    )
+}
+
+fn name_set<'py>(
+    py: Python<'py>,
+    names: &std::collections::BTreeSet<NameParts>,
+) -> PyResult<Bound<'py, PyFrozenSet>> {
+    let tuples = names
+        .iter()
+        .map(|parts| PyTuple::new(py, parts.iter().map(|p| PyString::new(py, p))))
+        .collect::<PyResult<Vec<_>>>()?;
+    PyFrozenSet::new(py, tuples.iter())
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(scan_imports, m)?)
 }

@@ -1,0 +1,2 @@
+from ansible.module_utils.basic import AnsibleModule
+PATTERN = "\d+"

@@ -1,0 +1,4 @@
+from ansible.module_utils.basic import AnsibleModule
+
+def broken(:
+    pass
