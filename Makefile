@@ -26,8 +26,10 @@ VENV_DEMO := $(VENVS)/py$(subst .,,$(PY))
 TEST_DEPS := pytest pytest-mock pytest-xdist hypothesis
 # The masking benchmark compares with the existing Python Aho-Corasick bindings (2.22 only).
 BENCH_DEPS_313 := pyahocorasick ahocorasick-rs
+# The finder's differential tests walk the modules of the community collections matching 2.21.
+COLLECTIONS_312 := ansible==14.5.0
 # Bump when the packages installed in the environments change, so existing ones are redone.
-ENV_STAMP := .ready-2
+ENV_STAMP := .ready-3
 PIP_FLAGS := --disable-pip-version-check --quiet
 
 .PHONY: build venvs test test-rust test-py conformance demo bench lint fuzz clean
@@ -40,7 +42,7 @@ $(VENVS)/py%/$(ENV_STAMP):
 	 echo "== creating $(VENVS)/py$* with $$py and ansible-core $$core"; \
 	 rm -rf "$(VENVS)/py$*"; "$$py" -m venv "$(VENVS)/py$*"; \
 	 "$(VENVS)/py$*/bin/pip" install $(PIP_FLAGS) --upgrade pip; \
-	 "$(VENVS)/py$*/bin/pip" install $(PIP_FLAGS) "ansible-core==$$core" $(TEST_DEPS) $(if $(filter 311,$*),maturin) $(if $(filter 313,$*),$(BENCH_DEPS_313)); \
+	 "$(VENVS)/py$*/bin/pip" install $(PIP_FLAGS) "ansible-core==$$core" $(TEST_DEPS) $(if $(filter 311,$*),maturin) $(if $(filter 313,$*),$(BENCH_DEPS_313)) $(if $(filter 312,$*),$(COLLECTIONS_312)); \
 	 touch "$@"
 
 venvs: $(VENVS)/py311/$(ENV_STAMP) $(VENVS)/py312/$(ENV_STAMP) $(VENVS)/py313/$(ENV_STAMP)
