@@ -1,1 +1,28 @@
-//! The argspec engine.
+//! The argspec engine: an argument spec compiled once ([`CompiledSpec`]) validates many
+//! parameter sets with the result ansible-core's `ArgumentSpecValidator.validate` gives.
+//!
+//! Only the common part of the spec language is compiled; `CompiledSpec::compile` refuses
+//! everything else with a reason, and `validate` gives up (`Unhandled`) on any value whose
+//! handling it cannot reproduce exactly, so the caller can run ansible-core's own code instead.
+
+mod checks;
+mod convert;
+mod spec;
+mod validate;
+mod value;
+
+pub use spec::{CompiledSpec, OptionSpec, SpecInput, TypeKind};
+pub use validate::{ErrorKind, Outcome};
+pub use value::{Params, Value};
+
+/// Why a spec or a call is left to ansible-core's pure-Python validator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unhandled(pub &'static str);
+
+/// Differences between the supported ansible-core versions that change a result.
+#[derive(Debug, Clone, Default)]
+pub struct CoreFlavor {
+    /// `', '.join(repr(i) for i in BOOLEANS)` as the running interpreter iterates that set:
+    /// part of the bool conversion error, and set order depends on the hash seed.
+    pub booleans_text: String,
+}

@@ -1,0 +1,317 @@
+//! Compiling an argument spec: the options and cross-option checks the native validator
+//! reproduces exactly, or the reason it leaves the spec to ansible-core.
+
+use indexmap::IndexMap;
+
+use super::value::Value;
+use super::Unhandled;
+
+/// One option's spec as given: key -> value, `None` for a value that is not plain data
+/// (a callable type, a fallback tuple holding a function, ...).
+pub type OptionInput = IndexMap<String, Option<Value>>;
+
+/// An argument spec and its cross-option checks as the glue hands them over.  Absent checks
+/// are `Some(Value::None)`; `None` marks a value that is not plain data.
+#[derive(Debug, Clone, Default)]
+pub struct SpecInput {
+    pub options: Vec<(String, OptionInput)>,
+    pub mutually_exclusive: Option<Value>,
+    pub required_together: Option<Value>,
+    pub required_one_of: Option<Value>,
+    pub required_if: Option<Value>,
+    pub required_by: Option<Value>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TypeKind {
+    Str,
+    Int,
+    Bool,
+    Float,
+    List,
+    Dict,
+    Path,
+    Raw,
+}
+
+impl TypeKind {
+    fn parse(name: &str) -> Result<TypeKind, Unhandled> {
+        Ok(match name {
+            "str" => TypeKind::Str,
+            "int" => TypeKind::Int,
+            "bool" => TypeKind::Bool,
+            "float" => TypeKind::Float,
+            "list" => TypeKind::List,
+            "dict" => TypeKind::Dict,
+            "path" => TypeKind::Path,
+            "raw" => TypeKind::Raw,
+            "jsonarg" | "json" => return Err(Unhandled("spec: type jsonarg")),
+            "bytes" => return Err(Unhandled("spec: type bytes")),
+            "bits" => return Err(Unhandled("spec: type bits")),
+            _ => return Err(Unhandled("spec: unknown type name")),
+        })
+    }
+
+    /// The name ansible-core puts in conversion error messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            TypeKind::Str => "str",
+            TypeKind::Int => "int",
+            TypeKind::Bool => "bool",
+            TypeKind::Float => "float",
+            TypeKind::List => "list",
+            TypeKind::Dict => "dict",
+            TypeKind::Path => "path",
+            TypeKind::Raw => "raw",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct OptionSpec {
+    pub name: String,
+    pub kind: TypeKind,
+    pub elements: Option<TypeKind>,
+    pub required: bool,
+    /// `Value::None` when there is no default (ansible-core does not tell the two apart).
+    pub default: Value,
+    pub choices: Option<Vec<Value>>,
+    pub aliases: Vec<String>,
+    pub no_log: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct RequiredIf {
+    pub key: String,
+    pub value: Value,
+    pub requirements: Vec<String>,
+    pub any: bool,
+}
+
+/// A spec ready to validate parameter sets.
+#[derive(Debug, Clone)]
+pub struct CompiledSpec {
+    pub options: Vec<OptionSpec>,
+    /// alias -> index of its option, in spec order (ansible-core's `_aliases`).
+    pub aliases: Vec<(String, usize)>,
+    pub mutually_exclusive: Vec<Vec<String>>,
+    pub required_together: Vec<Vec<String>>,
+    pub required_one_of: Vec<Vec<String>>,
+    pub required_if: Vec<RequiredIf>,
+    pub required_by: Vec<(String, Vec<String>)>,
+}
+
+const OPTION_KEYS: &[&str] = &[
+    "type", "required", "default", "choices", "aliases", "no_log", "elements",
+];
+
+fn other_key_reason(key: &str) -> &'static str {
+    match key {
+        "options" => "spec: options",
+        "fallback" => "spec: fallback",
+        "deprecated_aliases" => "spec: deprecated_aliases",
+        "removed_in_version" | "removed_at_date" | "removed_from_collection" => {
+            "spec: removed_in_version/at_date"
+        }
+        "apply_defaults" => "spec: apply_defaults",
+        "mutually_exclusive" | "required_together" | "required_one_of" | "required_if"
+        | "required_by" => "spec: checks inside an option",
+        _ => "spec: other option key",
+    }
+}
+
+impl CompiledSpec {
+    pub fn compile(input: &SpecInput) -> Result<CompiledSpec, Unhandled> {
+        let mut options = Vec::with_capacity(input.options.len());
+        for (name, fields) in &input.options {
+            options.push(compile_option(name, fields)?);
+        }
+        let aliases = alias_table(&options)?;
+        Ok(CompiledSpec {
+            aliases,
+            mutually_exclusive: term_groups(&input.mutually_exclusive)?,
+            required_together: term_groups(&input.required_together)?,
+            required_one_of: term_groups(&input.required_one_of)?,
+            required_if: required_if(&input.required_if)?,
+            required_by: required_by(&input.required_by)?,
+            options,
+        })
+    }
+
+    pub fn option(&self, name: &str) -> Option<&OptionSpec> {
+        self.options.iter().find(|o| o.name == name)
+    }
+}
+
+fn plain<'a>(fields: &'a OptionInput, key: &str) -> Result<&'a Value, Unhandled> {
+    match fields.get(key) {
+        None => Ok(&Value::None),
+        Some(Some(v)) => Ok(v),
+        Some(None) => Err(match key {
+            "type" | "elements" => Unhandled("spec: callable type"),
+            _ => Unhandled("spec: value that is not plain data"),
+        }),
+    }
+}
+
+fn flag(v: &Value) -> Result<bool, Unhandled> {
+    match v {
+        Value::None => Ok(false),
+        Value::Bool(b) => Ok(*b),
+        _ => Err(Unhandled("spec: non-bool flag")),
+    }
+}
+
+fn type_kind(v: &Value) -> Result<Option<TypeKind>, Unhandled> {
+    match v {
+        Value::None => Ok(None),
+        Value::Str(s) => TypeKind::parse(s).map(Some),
+        _ => Err(Unhandled("spec: type that is not a name")),
+    }
+}
+
+fn compile_option(name: &str, fields: &OptionInput) -> Result<OptionSpec, Unhandled> {
+    if let Some(key) = fields.keys().find(|k| !OPTION_KEYS.contains(&k.as_str())) {
+        return Err(Unhandled(other_key_reason(key)));
+    }
+    let kind = type_kind(plain(fields, "type")?)?.unwrap_or(TypeKind::Str);
+    let elements = type_kind(plain(fields, "elements")?)?;
+    if elements.is_some() && kind != TypeKind::List {
+        return Err(Unhandled("spec: elements without type list"));
+    }
+    let required = flag(plain(fields, "required")?)?;
+    let no_log = flag(plain(fields, "no_log")?)?;
+    let default = plain(fields, "default")?.clone();
+    if required && default != Value::None {
+        return Err(Unhandled("spec: required with default"));
+    }
+    // 2.19 records a no_log default whole, later versions its strings: same only for a str.
+    if no_log && default.truthy() && !matches!(default, Value::Str(_)) {
+        return Err(Unhandled("spec: no_log default that is not a str"));
+    }
+    Ok(OptionSpec {
+        name: name.to_owned(),
+        kind,
+        elements,
+        required,
+        default,
+        choices: choices(plain(fields, "choices")?)?,
+        aliases: names(plain(fields, "aliases")?, "spec: aliases not a list of str")?
+            .unwrap_or_default(),
+        no_log,
+    })
+}
+
+fn choices(v: &Value) -> Result<Option<Vec<Value>>, Unhandled> {
+    match v {
+        Value::None => Ok(None),
+        Value::List(items) => {
+            let printable = items.iter().all(|c| {
+                matches!(c, Value::None | Value::Bool(_) | Value::Int(_) | Value::Str(_))
+            });
+            if printable {
+                Ok(Some(items.clone()))
+            } else {
+                Err(Unhandled("spec: choices not all str/int/bool/None"))
+            }
+        }
+        _ => Err(Unhandled("spec: choices not a list")),
+    }
+}
+
+/// A list of str; `None` when absent.
+fn names(v: &Value, reason: &'static str) -> Result<Option<Vec<String>>, Unhandled> {
+    match v {
+        Value::None => Ok(None),
+        Value::List(items) => items
+            .iter()
+            .map(|i| match i {
+                Value::Str(s) => Ok(s.clone()),
+                _ => Err(Unhandled(reason)),
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some),
+        _ => Err(Unhandled(reason)),
+    }
+}
+
+fn alias_table(options: &[OptionSpec]) -> Result<Vec<(String, usize)>, Unhandled> {
+    let mut table: Vec<(String, usize)> = Vec::new();
+    for (index, option) in options.iter().enumerate() {
+        for alias in &option.aliases {
+            let clash = options.iter().any(|o| &o.name == alias)
+                || table.iter().any(|(a, i)| a == alias && *i != index);
+            if clash {
+                return Err(Unhandled("spec: alias that is also another name"));
+            }
+            if !table.iter().any(|(a, _)| a == alias) {
+                table.push((alias.clone(), index));
+            }
+        }
+    }
+    Ok(table)
+}
+
+fn present(v: &Option<Value>) -> Result<&Value, Unhandled> {
+    v.as_ref().ok_or(Unhandled("spec: check that is not plain data"))
+}
+
+fn term_groups(v: &Option<Value>) -> Result<Vec<Vec<String>>, Unhandled> {
+    const REASON: &str = "spec: check terms not a list of lists of str";
+    match present(v)? {
+        Value::None => Ok(Vec::new()),
+        Value::List(groups) => groups
+            .iter()
+            .map(|g| match g {
+                Value::List(_) => names(g, REASON).map(Option::unwrap_or_default),
+                _ => Err(Unhandled(REASON)),
+            })
+            .collect(),
+        _ => Err(Unhandled(REASON)),
+    }
+}
+
+fn required_if(v: &Option<Value>) -> Result<Vec<RequiredIf>, Unhandled> {
+    const REASON: &str = "spec: required_if entry not [str, value, [str...], bool?]";
+    let entries = match present(v)? {
+        Value::None => return Ok(Vec::new()),
+        Value::List(entries) => entries,
+        _ => return Err(Unhandled(REASON)),
+    };
+    entries
+        .iter()
+        .map(|entry| {
+            let Value::List(parts) = entry else { return Err(Unhandled(REASON)) };
+            let (key, value, reqs, any) = match parts.as_slice() {
+                [k, v, r] => (k, v, r, false),
+                [k, v, r, Value::Bool(any)] => (k, v, r, *any),
+                _ => return Err(Unhandled(REASON)),
+            };
+            let Value::Str(key) = key else { return Err(Unhandled(REASON)) };
+            if value.scalar_text().is_none() || !matches!(reqs, Value::List(_)) {
+                return Err(Unhandled(REASON));
+            }
+            Ok(RequiredIf {
+                key: key.clone(),
+                value: value.clone(),
+                requirements: names(reqs, REASON)?.unwrap_or_default(),
+                any,
+            })
+        })
+        .collect()
+}
+
+fn required_by(v: &Option<Value>) -> Result<Vec<(String, Vec<String>)>, Unhandled> {
+    const REASON: &str = "spec: required_by not a dict of str lists";
+    match present(v)? {
+        Value::None => Ok(Vec::new()),
+        Value::Dict(map) => map
+            .iter()
+            .map(|(key, value)| match value {
+                Value::Str(single) => Ok((key.clone(), vec![single.clone()])),
+                _ => Ok((key.clone(), names(value, REASON)?.ok_or(Unhandled(REASON))?)),
+            })
+            .collect(),
+        _ => Err(Unhandled(REASON)),
+    }
+}
