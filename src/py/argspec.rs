@@ -1,7 +1,208 @@
-//! Glue for the argspec engine.
+//! Glue for the argspec engine: Python specs and parameters in (plain builtin data only),
+//! the core's outcome out as plain tuples; `python/ansible_accel/argspec.py` builds the
+//! `ValidationResult`.  A value the core cannot take exactly is answered with a reason str.
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
-pub fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+use crate::argspec::{CompiledSpec, CoreFlavor, Params, SpecInput, Unhandled, Value};
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(argspec_compile, m)?)?;
+    m.add_class::<CompiledArgSpec>()?;
     Ok(())
+}
+
+/// Nesting deeper than this is left to ansible-core (and stops reference cycles).
+const MAX_DEPTH: usize = 64;
+
+/// Spec values may be tuples (read as lists); parameters must be exactly list/dict/scalars,
+/// since the result has to be what `deepcopy` would give.
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    Spec,
+    Params,
+}
+
+fn to_value(obj: &Bound<'_, PyAny>, mode: Mode, depth: usize) -> Result<Value, Unhandled> {
+    const NOT_PLAIN: Unhandled = Unhandled("value: not plain builtin data");
+    if depth > MAX_DEPTH {
+        return Err(Unhandled("value: nested too deeply"));
+    }
+    if obj.is_none() {
+        return Ok(Value::None);
+    }
+    if obj.is_exact_instance_of::<PyString>() {
+        return obj.extract::<String>().map(Value::Str).map_err(|_| Unhandled("value: str with surrogates"));
+    }
+    if obj.is_exact_instance_of::<PyBool>() {
+        return Ok(Value::Bool(obj.is_truthy().map_err(|_| NOT_PLAIN)?));
+    }
+    if obj.is_exact_instance_of::<PyInt>() {
+        return obj.extract::<i64>().map(Value::Int).map_err(|_| Unhandled("value: int beyond 64 bits"));
+    }
+    if obj.is_exact_instance_of::<PyFloat>() {
+        return obj.extract::<f64>().map(Value::Float).map_err(|_| NOT_PLAIN);
+    }
+    let is_list = obj.is_exact_instance_of::<PyList>();
+    if is_list || (mode == Mode::Spec && obj.is_exact_instance_of::<PyTuple>()) {
+        let mut items = Vec::new();
+        for item in obj.try_iter().map_err(|_| NOT_PLAIN)? {
+            items.push(to_value(&item.map_err(|_| NOT_PLAIN)?, mode, depth + 1)?);
+        }
+        return Ok(Value::List(items));
+    }
+    if let Ok(dict) = obj.cast_exact::<PyDict>() {
+        return to_params(dict, mode, depth + 1).map(Value::Dict);
+    }
+    Err(NOT_PLAIN)
+}
+
+fn to_params(dict: &Bound<'_, PyDict>, mode: Mode, depth: usize) -> Result<Params, Unhandled> {
+    let mut params = Params::with_capacity(dict.len());
+    for (key, value) in dict.iter() {
+        if !key.is_exact_instance_of::<PyString>() {
+            return Err(Unhandled("value: dict key that is not a str"));
+        }
+        let key: String = key.extract().map_err(|_| Unhandled("value: str with surrogates"))?;
+        params.insert(key, to_value(&value, mode, depth)?);
+    }
+    Ok(params)
+}
+
+fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        Value::None => py.None().into_bound(py),
+        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        Value::Int(i) => i.into_pyobject(py)?.into_any(),
+        Value::Float(f) => PyFloat::new(py, *f).into_any(),
+        Value::Str(s) => PyString::new(py, s).into_any(),
+        Value::List(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(to_python(py, item)?)?;
+            }
+            list.into_any()
+        }
+        Value::Dict(map) => params_to_python(py, map)?.into_any(),
+    })
+}
+
+fn params_to_python<'py>(py: Python<'py>, map: &Params) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    for (k, v) in map {
+        dict.set_item(k, to_python(py, v)?)?;
+    }
+    Ok(dict)
+}
+
+fn spec_input(
+    argument_spec: &Bound<'_, PyAny>,
+    checks: [&Bound<'_, PyAny>; 5],
+) -> Result<SpecInput, Unhandled> {
+    let spec = argument_spec.cast_exact::<PyDict>().map_err(|_| Unhandled("spec: not a dict"))?;
+    let mut input = SpecInput::default();
+    for (name, option) in spec.iter() {
+        let name: String = match name.is_exact_instance_of::<PyString>() {
+            true => name.extract().map_err(|_| Unhandled("spec: option name with surrogates"))?,
+            false => return Err(Unhandled("spec: option name not a str")),
+        };
+        let option = option.cast_exact::<PyDict>().map_err(|_| Unhandled("spec: option not a dict"))?;
+        let mut fields = indexmap::IndexMap::new();
+        for (key, value) in option.iter() {
+            let key: String = key.extract().map_err(|_| Unhandled("spec: option key not a str"))?;
+            fields.insert(key, to_value(&value, Mode::Spec, 0).ok());
+        }
+        input.options.push((name, fields));
+    }
+    let [me, rt, roo, ri, rb] = checks.map(|c| to_value(c, Mode::Spec, 0).ok());
+    input.mutually_exclusive = me;
+    input.required_together = rt;
+    input.required_one_of = roo;
+    input.required_if = ri;
+    input.required_by = rb;
+    Ok(input)
+}
+
+fn guard<T>(what: &str, f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    catch_unwind(AssertUnwindSafe(f))
+        .unwrap_or_else(|_| Err(PyRuntimeError::new_err(format!("internal error in native {what}"))))
+}
+
+/// A compiled spec, or the reason (str) the spec is left to ansible-core.
+#[pyfunction]
+#[pyo3(signature = (argument_spec, mutually_exclusive, required_together, required_one_of, required_if, required_by, booleans_text))]
+fn argspec_compile<'py>(
+    py: Python<'py>,
+    argument_spec: &Bound<'py, PyAny>,
+    mutually_exclusive: &Bound<'py, PyAny>,
+    required_together: &Bound<'py, PyAny>,
+    required_one_of: &Bound<'py, PyAny>,
+    required_if: &Bound<'py, PyAny>,
+    required_by: &Bound<'py, PyAny>,
+    booleans_text: String,
+) -> PyResult<Bound<'py, PyAny>> {
+    guard("argspec compile", || {
+        let checks = [mutually_exclusive, required_together, required_one_of, required_if, required_by];
+        let compiled = spec_input(argument_spec, checks).and_then(|input| CompiledSpec::compile(&input));
+        match compiled {
+            Ok(spec) => {
+                let flavor = CoreFlavor { booleans_text };
+                Ok(Bound::new(py, CompiledArgSpec { spec, flavor })?.into_any())
+            }
+            Err(Unhandled(reason)) => Ok(PyString::new(py, reason).into_any()),
+        }
+    })
+}
+
+#[pyclass(frozen, module = "ansible_accel._native")]
+struct CompiledArgSpec {
+    spec: CompiledSpec,
+    flavor: CoreFlavor,
+}
+
+#[pymethods]
+impl CompiledArgSpec {
+    /// `(validated, [(error class name, message)], unsupported, no_log values,
+    /// [(option, alias)])`, or the reason (str) this call is left to ansible-core.
+    fn validate<'py>(&self, py: Python<'py>, parameters: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        guard("argspec validate", || {
+            let outcome = match parameters.cast_exact::<PyDict>() {
+                Ok(dict) => to_params(dict, Mode::Params, 1)
+                    .and_then(|params| self.spec.validate(params, &self.flavor)),
+                Err(_) => Err(Unhandled("value: parameters not a dict")),
+            };
+            let out = match outcome {
+                Ok(out) => out,
+                Err(Unhandled(reason)) => return Ok(PyString::new(py, reason).into_any()),
+            };
+            let errors: Vec<(&str, &str)> =
+                out.errors.iter().map(|(k, m)| (k.class_name(), m.as_str())).collect();
+            let tuple = (
+                params_to_python(py, &out.params)?,
+                errors,
+                out.unsupported,
+                out.no_log_values,
+                out.alias_warnings,
+            );
+            Ok(tuple.into_pyobject(py)?.into_any())
+        })
+    }
+
+    /// alias -> option name, in spec order (`ValidationResult._aliases`).
+    fn aliases(&self) -> Vec<(String, String)> {
+        self.spec
+            .aliases
+            .iter()
+            .map(|(alias, index)| (alias.clone(), self.spec.options[*index].name.clone()))
+            .collect()
+    }
+
+    /// Option names in spec order.
+    fn option_names(&self) -> Vec<String> {
+        self.spec.options.iter().map(|o| o.name.clone()).collect()
+    }
 }
