@@ -37,6 +37,14 @@ def observe(result) -> dict:
     }
 
 
+def outcome(validate, params):
+    """Everything observable about one call, an exception included."""
+    try:
+        return observe(validate(params))
+    except Exception as ex:  # noqa: BLE001 - compared, not swallowed
+        return ("raised", type(ex), str(ex))
+
+
 def native_count() -> int:
     return _counters.snapshot()["argspec"]["native"]
 
@@ -47,10 +55,11 @@ def compare(spec, params, checks=None, *, expect_native: bool | None = None):
     validator = arg_spec.ArgumentSpecValidator(copy.deepcopy(spec), **copy.deepcopy(checks))
     given = copy.deepcopy(params)
     before = native_count()
-    got = observe(validator.validate(given))
+    got = outcome(validator.validate, given)
     went_native = native_count() == before + 1
     assert given == params, "validate() must not change its input"
-    expected = observe(ORIGINAL_VALIDATE(arg_spec.ArgumentSpecValidator(copy.deepcopy(spec), **copy.deepcopy(checks)), copy.deepcopy(params)))
+    pure = arg_spec.ArgumentSpecValidator(copy.deepcopy(spec), **copy.deepcopy(checks))
+    expected = outcome(lambda p: ORIGINAL_VALIDATE(pure, p), copy.deepcopy(params))
     assert got == expected, (spec, params, checks)
     if expect_native is not None:
         assert went_native == expect_native, (spec, params, checks, _counters.snapshot()["argspec"])

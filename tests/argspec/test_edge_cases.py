@@ -1,0 +1,128 @@
+"""Hand-written cases: each goes through ansible-core's pure validate and the native one,
+every field of the results compared, and whether native ran is checked."""
+
+from __future__ import annotations
+
+import pytest
+
+from _compare import compare
+
+BASIC = {
+    "name": {"type": "str", "required": True, "aliases": ["n", "nm"]},
+    "count": {"type": "int", "default": 3},
+    "enabled": {"type": "bool", "default": False},
+    "ratio": {"type": "float"},
+    "tags": {"type": "list", "elements": "str"},
+    "ports": {"type": "list", "elements": "int", "choices": [22, 80, 443]},
+    "env": {"type": "dict"},
+    "dest": {"type": "path"},
+    "blob": {"type": "raw"},
+    "state": {"choices": ["present", "absent", "yes", "no"], "default": "present"},
+    "secret": {"no_log": True, "default": "hunter2"},
+    "token": {"no_log": True, "type": "list"},
+}
+
+NATIVE_CASES = [
+    {"name": "a"},
+    {"n": "a"},
+    {"name": "a", "nm": "b"},
+    {"n": "a", "nm": "b", "unknown": 1, "other": None},
+    {},
+    {"name": 5, "count": "42", "enabled": "Yes", "ratio": "1.5"},
+    {"name": True, "count": 7.0, "enabled": 1, "ratio": 2},
+    {"name": None, "count": None, "enabled": None, "ratio": None},
+    {"name": "a", "enabled": 2, "tags": "a,b,,c", "ports": "22,80"},
+    {"name": "a", "env": "a=1, b='x y' c=\"q\\\"r\""},
+    {"name": "a", "env": "a=1, b"},
+    {"name": "a", "env": "plain"},
+    {"name": "a", "env": 5},
+    {"name": "a", "dest": "/tmp/x", "blob": {"x": [1, 2.5, None]}},
+    {"name": "a", "state": "False"},
+    {"name": "a", "state": "True"},
+    {"name": "a", "state": "other"},
+    {"name": "a", "state": 5},
+    {"name": "a", "secret": "s3", "token": ["t1", "", 12, True]},
+    {"name": "a", "token": "x,y"},
+]
+
+
+@pytest.mark.parametrize("params", NATIVE_CASES)
+def test_basic_spec_native(params):
+    compare(BASIC, params, expect_native=True)
+
+
+# Same result whichever path answers (some values need ansible-core's own conversion).
+ANY_PATH_CASES = [
+    {"name": "a", "count": [1], "enabled": "maybe", "ratio": [1]},
+    {"name": "a", "tags": 5, "ports": ["22", "x", 443, 8080]},
+    {"name": "a", "tags": 5, "ports": ["22", 443, 8080, 80.0]},
+    {"name": "a", "tags": {"k": "v"}, "ports": True},
+    {"name": "a", "enabled": 1.5, "ratio": " 2 "},
+    {"name": "a", "enabled": "\u00a0yes", "count": "1e3"},
+]
+
+
+@pytest.mark.parametrize("params", ANY_PATH_CASES)
+def test_basic_spec_any_path(params):
+    compare(BASIC, params)
+
+
+CHECKS = {
+    "mutually_exclusive": [["a", "b"], ["c", "d"], ["a", "a"]],
+    "required_together": [["c", "e"]],
+    "required_one_of": [["a", "b", "e"]],
+    "required_if": [["a", "x", ["c", "d"]], ["a", 1, ("d", "e"), True], ["b", True, ["e"]], ["b", None, ["c"]]],
+    "required_by": {"c": "d", "e": ["a", "b"]},
+}
+CHECK_SPEC = {k: {"type": "raw"} for k in "abcde"}
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{}, {"a": "x"}, {"a": "x", "b": 1}, {"a": 1}, {"a": True, "d": 1}, {"b": 1}, {"b": True}, {"b": None},
+     {"c": 1, "d": None}, {"e": 1, "a": None}, {"a": 1.0, "e": 2}, {"c": 1, "d": 2, "a": "x", "b": "y"}],
+)
+def test_cross_option_checks_native(params):
+    compare(CHECK_SPEC, params, CHECKS, expect_native=True)
+
+
+@pytest.mark.parametrize(
+    "spec,params,checks,reason",
+    [
+        ({"a": {"type": "dict", "options": {"b": {}}}}, {"a": {"b": 1}}, {}, "spec: options"),
+        ({"a": {"type": "bytes"}}, {"a": "1K"}, {}, "spec: type bytes"),
+        ({"a": {"type": str}}, {"a": 1}, {}, "spec: callable type"),
+        ({"a": {"fallback": (lambda: 1,)}}, {}, {}, "spec: fallback"),
+        ({"a": {"removed_in_version": "2.30"}}, {"a": 1}, {}, "spec: removed_in_version/at_date"),
+        ({"a": {"required": True, "default": 1}}, {}, {}, "spec: required with default"),
+        ({"a": {"aliases": "b"}}, {}, {}, "spec: aliases not a list of str"),
+        ({"a": {"choices": 5}}, {"a": 1}, {}, "spec: choices not a list"),
+        ({"a": {"type": "int"}}, {"a": " 5"}, {}, "value: str to int beyond plain digits"),
+        ({"a": {"type": "int"}}, {"a": 2**70}, {}, "value: int beyond 64 bits"),
+        ({"a": {"type": "str"}}, {"a": 1.5}, {}, "value: str() of a float or container"),
+        ({"a": {"type": "dict"}}, {"a": '{"x": 1}'}, {}, "value: dict from JSON text"),
+        ({"a": {"type": "path"}}, {"a": "~/x"}, {}, "value: path to expand"),
+        ({"a": {"type": "raw"}}, {"a": (1, 2)}, {}, "value: not plain builtin data"),
+        ({"a": {}}, {1: "x"}, {}, "value: dict key that is not a str"),
+        ({"a": {}}, {"a": "x"}, {"mutually_exclusive": ["a", "b"]}, "spec: check terms not a list of lists of str"),
+    ],
+)
+def test_unhandled_falls_back_counted(spec, params, checks, reason):
+    from ansible_accel import _counters
+
+    before = _counters.snapshot()["argspec"]["fallback"].get(reason, 0)
+    assert compare(spec, params, checks) is False
+    assert _counters.snapshot()["argspec"]["fallback"].get(reason, 0) == before + 1
+
+
+def test_compiled_once_per_validator():
+    from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+
+    from ansible_accel import argspec
+
+    validator = ArgumentSpecValidator({"a": {"type": "int"}})
+    first = argspec.compile_spec(validator)
+    assert argspec.compile_spec(validator) is first
+    validator.argument_spec = {"a": {"type": "str"}}
+    assert argspec.compile_spec(validator) is not first
+    assert validator.validate({"a": 1}).validated_parameters == {"a": "1"}
