@@ -39,7 +39,8 @@ def compile_spec(validator: t.Any) -> t.Any:
     if cached is not None and all(a is b for a, b in zip(cached[0], sources)):
         return cached[1]
     try:
-        compiled = _native.argspec_compile(*sources, booleans_text())
+        native = _native.argspec_compile(*sources, booleans_text())
+        compiled = native if isinstance(native, str) else Compiled(native)
     except Exception:  # noqa: BLE001 - the pure path will raise whatever ansible-core raises
         compiled = "spec: native compile error"
     try:
@@ -49,20 +50,61 @@ def compile_spec(validator: t.Any) -> t.Any:
     return compiled
 
 
-def build_result(result_class: type, errors_module: t.Any, compiled: t.Any, outcome: tuple) -> t.Any:
+class Compiled:
+    """A native compiled spec with the Python-side data every result of it shares."""
+
+    __slots__ = ("native", "aliases", "names")
+
+    def __init__(self, native: t.Any) -> None:
+        self.native = native
+        self.aliases = dict(native.aliases())
+        self.names = native.option_names()
+
+
+_RESULT_FIELDS = (
+    "_no_log_values", "_unsupported_parameters", "_supported_parameters", "_validated_parameters",
+    "_deprecations", "_warnings", "_aliases", "errors",
+)
+
+
+def result_factory(result_class: type, errors_module: t.Any) -> t.Callable[..., t.Any]:
+    """Makes ``ValidationResult`` objects with the attributes ``__init__`` would give, in the
+    same order, without its deepcopy; uses ``__init__`` if the class has other attributes."""
+    probe = result_class({})
+    multiple = errors_module.AnsibleValidationErrorMultiple
+    if tuple(vars(probe)) != _RESULT_FIELDS or type(probe.errors) is not multiple:
+        def by_init(validated, no_log, unsupported, supported, warnings, aliases):
+            result = result_class({})
+            result._validated_parameters = validated
+            result._no_log_values.update(no_log)
+            result._unsupported_parameters.update(unsupported)
+            result._supported_parameters.update(supported)
+            result._warnings.extend(warnings)
+            result._aliases.update(aliases)
+            return result
+
+        return by_init
+    new = result_class.__new__
+
+    def direct(validated, no_log, unsupported, supported, warnings, aliases):
+        result = new(result_class)
+        result.__dict__.update(
+            _no_log_values=set(no_log), _unsupported_parameters=set(unsupported),
+            _supported_parameters=supported, _validated_parameters=validated, _deprecations=[],
+            _warnings=warnings, _aliases=aliases, errors=multiple(),
+        )
+        return result
+
+    return direct
+
+
+def build_result(make: t.Callable[..., t.Any], errors_module: t.Any, compiled: Compiled, outcome: tuple) -> t.Any:
     """A ``ValidationResult`` holding what the core found."""
     validated, errors, unsupported, no_log_values, alias_warnings = outcome
-    result = result_class({})
-    result._validated_parameters = validated
-    result._no_log_values.update(no_log_values)
-    aliases = dict(compiled.aliases())
-    result._aliases.update(aliases)
-    result._warnings.extend({"option": option, "alias": alias} for option, alias in alias_warnings)
-    if unsupported:
-        result._unsupported_parameters.update(unsupported)
-        names = compiled.option_names()
-        for name in unsupported:
-            result._supported_parameters[name] = (list(names), dict(aliases))
+    aliases = compiled.aliases
+    supported = {name: (list(compiled.names), dict(aliases)) for name in unsupported}
+    warnings = [{"option": option, "alias": alias} for option, alias in alias_warnings]
+    result = make(validated, no_log_values, unsupported, supported, warnings, dict(aliases))
     for class_name, message in errors:
         result.errors.append(getattr(errors_module, class_name)(message))
     return result
@@ -71,6 +113,7 @@ def build_result(result_class: type, errors_module: t.Any, compiled: t.Any, outc
 def make_validate(original: t.Callable, arg_spec_module: t.Any, errors_module: t.Any) -> t.Callable:
     """A replacement for ``ArgumentSpecValidator.validate`` that falls back to ``original``."""
     secrets = getattr(arg_spec_module, "_secrets", None)  # 2.22+: validate registers no_log values
+    make = result_factory(arg_spec_module.ValidationResult, errors_module)
 
     @functools.wraps(original)
     def validate(self, parameters, *args, **kwargs):
@@ -79,13 +122,13 @@ def make_validate(original: t.Callable, arg_spec_module: t.Any, errors_module: t
             _counters.fallback(PATH, compiled)
             return original(self, parameters, *args, **kwargs)
         try:
-            outcome = compiled.validate(parameters)
+            outcome = compiled.native.validate(parameters)
         except Exception:  # noqa: BLE001 - counted; ansible-core's own code gives the answer
             outcome = "value: native validate error"
         if isinstance(outcome, str):
             _counters.fallback(PATH, outcome)
             return original(self, parameters, *args, **kwargs)
-        result = build_result(arg_spec_module.ValidationResult, errors_module, compiled, outcome)
+        result = build_result(make, errors_module, compiled, outcome)
         if secrets is not None:
             secrets.register_secrets(result._no_log_values)
         _counters.native(PATH)

@@ -1,6 +1,8 @@
 //! Compiling an argument spec: the options and cross-option checks the native validator
 //! reproduces exactly, or the reason it leaves the spec to ansible-core.
 
+use std::collections::HashMap;
+
 use indexmap::IndexMap;
 
 use super::value::Value;
@@ -99,6 +101,8 @@ pub struct CompiledSpec {
     pub required_one_of: Vec<Vec<String>>,
     pub required_if: Vec<RequiredIf>,
     pub required_by: Vec<(String, Vec<String>)>,
+    /// option name -> index, for lookups per parameter.
+    index: HashMap<String, usize>,
 }
 
 const OPTION_KEYS: &[&str] = &[
@@ -127,7 +131,9 @@ impl CompiledSpec {
             options.push(compile_option(name, fields)?);
         }
         let aliases = alias_table(&options)?;
+        let index = options.iter().enumerate().map(|(i, o)| (o.name.clone(), i)).collect();
         Ok(CompiledSpec {
+            index,
             aliases,
             mutually_exclusive: term_groups(&input.mutually_exclusive)?,
             required_together: term_groups(&input.required_together)?,
@@ -138,8 +144,14 @@ impl CompiledSpec {
         })
     }
 
-    pub fn option(&self, name: &str) -> Option<&OptionSpec> {
-        self.options.iter().find(|o| o.name == name)
+    /// The position of option `name` in the spec.
+    pub fn option_index(&self, name: &str) -> Option<usize> {
+        self.index.get(name).copied()
+    }
+
+    /// Whether `name` is an option or an alias (ansible-core's legal inputs).
+    pub fn is_legal(&self, name: &str) -> bool {
+        self.index.contains_key(name) || self.aliases.iter().any(|(a, _)| a == name)
     }
 }
 

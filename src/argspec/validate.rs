@@ -75,7 +75,7 @@ impl CompiledSpec {
         out.unsupported = out
             .params
             .keys()
-            .filter(|k| self.option(k).is_none() && !self.aliases.iter().any(|(a, _)| a == *k))
+            .filter(|k| !self.is_legal(k))
             .cloned()
             .collect();
         let exclusive = checks::mutually_exclusive(&self.mutually_exclusive, &out.params);

@@ -99,6 +99,24 @@ fn params_to_python<'py>(py: Python<'py>, map: &Params) -> PyResult<Bound<'py, P
     Ok(dict)
 }
 
+/// The validated parameters, keyed with the spec's own name objects where they match.
+fn validated_to_python<'py>(
+    py: Python<'py>,
+    spec: &CompiledSpec,
+    names: &[Py<PyString>],
+    map: &Params,
+) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    for (k, v) in map {
+        let value = to_python(py, v)?;
+        match spec.option_index(k).and_then(|i| names.get(i)) {
+            Some(name) => dict.set_item(name.bind(py), value)?,
+            None => dict.set_item(k, value)?,
+        }
+    }
+    Ok(dict)
+}
+
 fn spec_input(
     argument_spec: &Bound<'_, PyAny>,
     checks: [&Bound<'_, PyAny>; 5],
@@ -151,7 +169,8 @@ fn argspec_compile<'py>(
         match compiled {
             Ok(spec) => {
                 let flavor = CoreFlavor { booleans_text };
-                Ok(Bound::new(py, CompiledArgSpec { spec, flavor })?.into_any())
+                let names = spec.options.iter().map(|o| PyString::intern(py, &o.name).unbind()).collect();
+                Ok(Bound::new(py, CompiledArgSpec { spec, flavor, names })?.into_any())
             }
             Err(Unhandled(reason)) => Ok(PyString::new(py, reason).into_any()),
         }
@@ -162,6 +181,8 @@ fn argspec_compile<'py>(
 struct CompiledArgSpec {
     spec: CompiledSpec,
     flavor: CoreFlavor,
+    /// Option names as Python strings, made once.
+    names: Vec<Py<PyString>>,
 }
 
 #[pymethods]
@@ -182,7 +203,7 @@ impl CompiledArgSpec {
             let errors: Vec<(&str, &str)> =
                 out.errors.iter().map(|(k, m)| (k.class_name(), m.as_str())).collect();
             let tuple = (
-                params_to_python(py, &out.params)?,
+                validated_to_python(py, &self.spec, &self.names, &out.params)?,
                 errors,
                 out.unsupported,
                 out.no_log_values,
@@ -202,7 +223,7 @@ impl CompiledArgSpec {
     }
 
     /// Option names in spec order.
-    fn option_names(&self) -> Vec<String> {
-        self.spec.options.iter().map(|o| o.name.clone()).collect()
+    fn option_names<'py>(&self, py: Python<'py>) -> Vec<Bound<'py, PyString>> {
+        self.names.iter().map(|n| n.bind(py).clone()).collect()
     }
 }
