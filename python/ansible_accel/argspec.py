@@ -53,12 +53,13 @@ def compile_spec(validator: t.Any) -> t.Any:
 class Compiled:
     """A native compiled spec with the Python-side data every result of it shares."""
 
-    __slots__ = ("native", "aliases", "names")
+    __slots__ = ("native", "aliases", "names", "has_fallbacks")
 
     def __init__(self, native: t.Any) -> None:
         self.native = native
         self.aliases = dict(native.aliases())
         self.names = native.option_names()
+        self.has_fallbacks = native.has_fallbacks()
 
 
 _RESULT_FIELDS = (
@@ -121,14 +122,28 @@ def make_validate(original: t.Callable, arg_spec_module: t.Any, errors_module: t
         if isinstance(compiled, str):
             _counters.fallback(PATH, compiled)
             return original(self, parameters, *args, **kwargs)
+        given = parameters
+        fallback_no_log: t.Any = ()
+        if compiled.has_fallbacks:
+            if type(parameters) is not dict:
+                _counters.fallback(PATH, "value: parameters not a dict")
+                return original(self, parameters, *args, **kwargs)
+            # ansible-core's own set_fallbacks, first as in validate(), on a copy we own.
+            try:
+                given = dict(parameters)
+                fallback_no_log = arg_spec_module.set_fallbacks(self.argument_spec, given)
+            except Exception:  # noqa: BLE001 - ansible-core's validate raises it again itself
+                _counters.fallback(PATH, "value: fallback raised")
+                return original(self, parameters, *args, **kwargs)
         try:
-            outcome = compiled.native.validate(parameters)
+            outcome = compiled.native.validate(given)
         except Exception:  # noqa: BLE001 - counted; ansible-core's own code gives the answer
             outcome = "value: native validate error"
         if isinstance(outcome, str):
             _counters.fallback(PATH, outcome)
             return original(self, parameters, *args, **kwargs)
         result = build_result(make, errors_module, compiled, outcome)
+        result._no_log_values.update(fallback_no_log)
         if secrets is not None:
             secrets.register_secrets(result._no_log_values)
         _counters.native(PATH)

@@ -80,6 +80,8 @@ pub struct OptionSpec {
     pub choices: Option<Vec<Value>>,
     pub aliases: Vec<String>,
     pub no_log: bool,
+    /// Has a `fallback`: the caller applies ansible-core's own `set_fallbacks` first.
+    pub fallback: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -106,13 +108,12 @@ pub struct CompiledSpec {
 }
 
 const OPTION_KEYS: &[&str] = &[
-    "type", "required", "default", "choices", "aliases", "no_log", "elements",
+    "type", "required", "default", "choices", "aliases", "no_log", "elements", "fallback",
 ];
 
 fn other_key_reason(key: &str) -> &'static str {
     match key {
         "options" => "spec: options",
-        "fallback" => "spec: fallback",
         "deprecated_aliases" => "spec: deprecated_aliases",
         "removed_in_version" | "removed_at_date" | "removed_from_collection" => {
             "spec: removed_in_version/at_date"
@@ -147,6 +148,11 @@ impl CompiledSpec {
     /// The position of option `name` in the spec.
     pub fn option_index(&self, name: &str) -> Option<usize> {
         self.index.get(name).copied()
+    }
+
+    /// Whether any option has a `fallback` to apply before `validate`.
+    pub fn has_fallbacks(&self) -> bool {
+        self.options.iter().any(|o| o.fallback)
     }
 
     /// Whether `name` is an option or an alias (ansible-core's legal inputs).
@@ -211,6 +217,7 @@ fn compile_option(name: &str, fields: &OptionInput) -> Result<OptionSpec, Unhand
         aliases: names(plain(fields, "aliases")?, "spec: aliases not a list of str")?
             .unwrap_or_default(),
         no_log,
+        fallback: fields.contains_key("fallback"),
     })
 }
 

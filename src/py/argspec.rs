@@ -222,6 +222,11 @@ impl CompiledArgSpec {
             .collect()
     }
 
+    /// Whether ansible-core's `set_fallbacks` must run on the parameters first.
+    fn has_fallbacks(&self) -> bool {
+        self.spec.has_fallbacks()
+    }
+
     /// Option names in spec order.
     fn option_names<'py>(&self, py: Python<'py>) -> Vec<Bound<'py, PyString>> {
         self.names.iter().map(|n| n.bind(py).clone()).collect()

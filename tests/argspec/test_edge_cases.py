@@ -7,6 +7,10 @@ import pytest
 
 from _compare import compare
 
+def _boom():
+    raise RuntimeError("fallback failed")
+
+
 BASIC = {
     "name": {"type": "str", "required": True, "aliases": ["n", "nm"]},
     "count": {"type": "int", "default": 3},
@@ -92,7 +96,9 @@ def test_cross_option_checks_native(params):
         ({"a": {"type": "dict", "options": {"b": {}}}}, {"a": {"b": 1}}, {}, "spec: options"),
         ({"a": {"type": "bytes"}}, {"a": "1K"}, {}, "spec: type bytes"),
         ({"a": {"type": str}}, {"a": 1}, {}, "spec: callable type"),
-        ({"a": {"fallback": (lambda: 1,)}}, {}, {}, "spec: fallback"),
+        ({"a": {"fallback": (lambda: (1, 2),)}}, {}, {}, "value: not plain builtin data"),
+        ({"a": {"fallback": None}}, {}, {}, "value: fallback raised"),
+        ({"a": {"fallback": (_boom,)}}, {}, {}, "value: fallback raised"),
         ({"a": {"removed_in_version": "2.30"}}, {"a": 1}, {}, "spec: removed_in_version/at_date"),
         ({"a": {"required": True, "default": 1}}, {}, {}, "spec: required with default"),
         ({"a": {"aliases": "b"}}, {}, {}, "spec: aliases not a list of str"),
@@ -126,3 +132,31 @@ def test_compiled_once_per_validator():
     validator.argument_spec = {"a": {"type": "str"}}
     assert argspec.compile_spec(validator) is not first
     assert validator.validate({"a": 1}).validated_parameters == {"a": "1"}
+
+
+def _fallback_spec():
+    from ansible.module_utils.basic import env_fallback
+
+    return {
+        "user": {"fallback": (env_fallback, ["ACCEL_TEST_USER", "ACCEL_TEST_USER2"]), "required": True},
+        "password": {"no_log": True, "fallback": (env_fallback, ["ACCEL_TEST_PW"])},
+        "port": {"type": "int", "fallback": (lambda *a, **kw: "8080", [], {"unused": 1})},
+        "region": {"fallback": (env_fallback,)},
+    }
+
+
+@pytest.mark.parametrize(
+    "env,params",
+    [
+        ({}, {}),
+        ({"ACCEL_TEST_USER2": "bob"}, {}),
+        ({"ACCEL_TEST_USER": "al", "ACCEL_TEST_PW": "s3cret"}, {"port": 1}),
+        ({"ACCEL_TEST_PW": "s3cret"}, {"user": "u", "password": "given"}),
+    ],
+)
+def test_fallbacks_native(monkeypatch, env, params):
+    for name in ("ACCEL_TEST_USER", "ACCEL_TEST_USER2", "ACCEL_TEST_PW"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    compare(_fallback_spec(), params, expect_native=True)
