@@ -74,7 +74,7 @@ def result_factory(result_class: type, errors_module: t.Any) -> t.Callable[..., 
     probe = result_class({})
     multiple = errors_module.AnsibleValidationErrorMultiple
     if tuple(vars(probe)) != _RESULT_FIELDS or type(probe.errors) is not multiple:
-        def by_init(validated, no_log, unsupported, supported, warnings, aliases):
+        def by_init(validated, no_log, unsupported, supported, warnings, aliases, deprecations):
             result = result_class({})
             result._validated_parameters = validated
             result._no_log_values.update(no_log)
@@ -82,16 +82,17 @@ def result_factory(result_class: type, errors_module: t.Any) -> t.Callable[..., 
             result._supported_parameters.update(supported)
             result._warnings.extend(warnings)
             result._aliases.update(aliases)
+            result._deprecations.extend(deprecations)
             return result
 
         return by_init
     new = result_class.__new__
 
-    def direct(validated, no_log, unsupported, supported, warnings, aliases):
+    def direct(validated, no_log, unsupported, supported, warnings, aliases, deprecations):
         result = new(result_class)
         result.__dict__.update(
             _no_log_values=set(no_log), _unsupported_parameters=set(unsupported),
-            _supported_parameters=supported, _validated_parameters=validated, _deprecations=[],
+            _supported_parameters=supported, _validated_parameters=validated, _deprecations=deprecations,
             _warnings=warnings, _aliases=aliases, errors=multiple(),
         )
         return result
@@ -101,11 +102,11 @@ def result_factory(result_class: type, errors_module: t.Any) -> t.Callable[..., 
 
 def build_result(make: t.Callable[..., t.Any], errors_module: t.Any, compiled: Compiled, outcome: tuple) -> t.Any:
     """A ``ValidationResult`` holding what the core found."""
-    validated, errors, unsupported, no_log_values, alias_warnings = outcome
+    validated, errors, unsupported, no_log_values, alias_warnings, deprecations = outcome
     aliases = compiled.aliases
     supported = {name: (list(compiled.names), dict(aliases)) for name in unsupported}
     warnings = [{"option": option, "alias": alias} for option, alias in alias_warnings]
-    result = make(validated, no_log_values, unsupported, supported, warnings, dict(aliases))
+    result = make(validated, no_log_values, unsupported, supported, warnings, dict(aliases), deprecations)
     for class_name, message in errors:
         result.errors.append(getattr(errors_module, class_name)(message))
     return result

@@ -82,6 +82,25 @@ pub struct OptionSpec {
     pub no_log: bool,
     /// Has a `fallback`: the caller applies ansible-core's own `set_fallbacks` first.
     pub fallback: bool,
+    pub removal: Option<Removal>,
+    pub deprecated_aliases: Vec<DeprecatedAlias>,
+}
+
+/// `removed_at_date` (preferred, as ansible-core does) or `removed_in_version`.
+#[derive(Debug, Clone)]
+pub struct Removal {
+    pub at_date: bool,
+    pub when: Value,
+    pub collection_name: Value,
+}
+
+/// One `deprecated_aliases` entry; absent keys are `Value::None`.
+#[derive(Debug, Clone)]
+pub struct DeprecatedAlias {
+    pub name: String,
+    pub version: Value,
+    pub date: Value,
+    pub collection_name: Value,
 }
 
 #[derive(Debug, Clone)]
@@ -109,15 +128,12 @@ pub struct CompiledSpec {
 
 const OPTION_KEYS: &[&str] = &[
     "type", "required", "default", "choices", "aliases", "no_log", "elements", "fallback",
+    "removed_in_version", "removed_at_date", "removed_from_collection", "deprecated_aliases",
 ];
 
 fn other_key_reason(key: &str) -> &'static str {
     match key {
         "options" => "spec: options",
-        "deprecated_aliases" => "spec: deprecated_aliases",
-        "removed_in_version" | "removed_at_date" | "removed_from_collection" => {
-            "spec: removed_in_version/at_date"
-        }
         "apply_defaults" => "spec: apply_defaults",
         "mutually_exclusive" | "required_together" | "required_one_of" | "required_if"
         | "required_by" => "spec: checks inside an option",
@@ -218,7 +234,43 @@ fn compile_option(name: &str, fields: &OptionInput) -> Result<OptionSpec, Unhand
             .unwrap_or_default(),
         no_log,
         fallback: fields.contains_key("fallback"),
+        removal: removal(fields)?,
+        deprecated_aliases: deprecated_aliases(plain(fields, "deprecated_aliases")?)?,
     })
+}
+
+fn removal(fields: &OptionInput) -> Result<Option<Removal>, Unhandled> {
+    let collection_name = plain(fields, "removed_from_collection")?.clone();
+    let date = plain(fields, "removed_at_date")?;
+    let version = plain(fields, "removed_in_version")?;
+    Ok(match (date, version) {
+        (Value::None, Value::None) => None,
+        (Value::None, when) => Some(Removal { at_date: false, when: when.clone(), collection_name }),
+        (when, _) => Some(Removal { at_date: true, when: when.clone(), collection_name }),
+    })
+}
+
+fn deprecated_aliases(v: &Value) -> Result<Vec<DeprecatedAlias>, Unhandled> {
+    const REASON: &str = "spec: deprecated_aliases not a list of dicts with a str name";
+    let entries = match v {
+        Value::None => return Ok(Vec::new()),
+        Value::List(entries) => entries,
+        _ => return Err(Unhandled(REASON)),
+    };
+    entries
+        .iter()
+        .map(|entry| {
+            let Value::Dict(d) = entry else { return Err(Unhandled(REASON)) };
+            let Some(Value::Str(name)) = d.get("name") else { return Err(Unhandled(REASON)) };
+            let get = |k: &str| d.get(k).cloned().unwrap_or(Value::None);
+            Ok(DeprecatedAlias {
+                name: name.clone(),
+                version: get("version"),
+                date: get("date"),
+                collection_name: get("collection_name"),
+            })
+        })
+        .collect()
 }
 
 fn choices(v: &Value) -> Result<Option<Vec<Value>>, Unhandled> {
@@ -255,6 +307,14 @@ fn names(v: &Value, reason: &'static str) -> Result<Option<Vec<String>>, Unhandl
 }
 
 fn alias_table(options: &[OptionSpec]) -> Result<Vec<(String, usize)>, Unhandled> {
+    // A deprecated alias named like an option would be seen or not depending on alias order.
+    let odd_deprecation = options
+        .iter()
+        .flat_map(|o| &o.deprecated_aliases)
+        .any(|d| options.iter().any(|o| o.name == d.name));
+    if odd_deprecation {
+        return Err(Unhandled("spec: deprecated alias named like an option"));
+    }
     let mut table: Vec<(String, usize)> = Vec::new();
     for (index, option) in options.iter().enumerate() {
         for alias in &option.aliases {

@@ -52,6 +52,8 @@ pub struct Outcome {
     pub no_log_values: Vec<String>,
     /// (option, alias) for every option given under both names.
     pub alias_warnings: Vec<(String, String)>,
+    /// `_deprecations` entries: key/value pairs of each dict, in ansible-core's key order.
+    pub deprecations: Vec<Vec<(&'static str, Value)>>,
 }
 
 impl Outcome {
@@ -66,12 +68,14 @@ impl CompiledSpec {
     /// Validate `params` (a deep copy the caller owns).
     pub fn validate(&self, params: Params, flavor: &CoreFlavor) -> Result<Outcome, Unhandled> {
         let mut out = Outcome { params, ..Outcome::default() };
+        self.alias_deprecations(&mut out);
         self.resolve_aliases(&mut out);
         for option in self.options.iter().filter(|o| o.no_log) {
             if let Some(value) = out.params.get(&option.name).filter(|v| v.truthy()) {
                 secret_strings(value, &mut out.no_log_values)?;
             }
         }
+        self.option_deprecations(&mut out);
         out.unsupported = out
             .params
             .keys()
@@ -106,6 +110,40 @@ impl CompiledSpec {
             out.errors.push((ErrorKind::Unsupported, message));
         }
         Ok(out)
+    }
+
+    /// Deprecated aliases given in the parameters (their names are no option's name, so the
+    /// alias copying that ansible-core interleaves with this cannot change what is found).
+    fn alias_deprecations(&self, out: &mut Outcome) {
+        for alias in self.options.iter().flat_map(|o| &o.deprecated_aliases) {
+            if out.params.contains_key(&alias.name) {
+                out.deprecations.push(vec![
+                    ("msg", Value::Str(format!(
+                        "Alias '{}' is deprecated. See the module docs for more information",
+                        alias.name
+                    ))),
+                    ("version", alias.version.clone()),
+                    ("date", alias.date.clone()),
+                    ("collection_name", alias.collection_name.clone()),
+                ]);
+            }
+        }
+    }
+
+    /// Options marked for removal that were given.
+    fn option_deprecations(&self, out: &mut Outcome) {
+        for option in &self.options {
+            let Some(removal) = &option.removal else { continue };
+            if !out.params.contains_key(&option.name) {
+                continue;
+            }
+            let msg = format!("Param '{}' is deprecated. See the module docs for more information", option.name);
+            out.deprecations.push(vec![
+                ("msg", Value::Str(msg)),
+                (if removal.at_date { "date" } else { "version" }, removal.when.clone()),
+                ("collection_name", removal.collection_name.clone()),
+            ]);
+        }
     }
 
     /// Copy each alias's value to its option; the alias key stays, as in ansible-core.

@@ -188,7 +188,7 @@ struct CompiledArgSpec {
 #[pymethods]
 impl CompiledArgSpec {
     /// `(validated, [(error class name, message)], unsupported, no_log values,
-    /// [(option, alias)])`, or the reason (str) this call is left to ansible-core.
+    /// [(option, alias)], [deprecation dict])`, or the reason (str) this call is left to ansible-core.
     fn validate<'py>(&self, py: Python<'py>, parameters: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         guard("argspec validate", || {
             let outcome = match parameters.cast_exact::<PyDict>() {
@@ -202,12 +202,21 @@ impl CompiledArgSpec {
             };
             let errors: Vec<(&str, &str)> =
                 out.errors.iter().map(|(k, m)| (k.class_name(), m.as_str())).collect();
+            let deprecations = PyList::empty(py);
+            for entry in &out.deprecations {
+                let dict = PyDict::new(py);
+                for (key, value) in entry {
+                    dict.set_item(key, to_python(py, value)?)?;
+                }
+                deprecations.append(dict)?;
+            }
             let tuple = (
                 validated_to_python(py, &self.spec, &self.names, &out.params)?,
                 errors,
                 out.unsupported,
                 out.no_log_values,
                 out.alias_warnings,
+                deprecations,
             );
             Ok(tuple.into_pyobject(py)?.into_any())
         })

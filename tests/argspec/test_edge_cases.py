@@ -99,7 +99,8 @@ def test_cross_option_checks_native(params):
         ({"a": {"fallback": (lambda: (1, 2),)}}, {}, {}, "value: not plain builtin data"),
         ({"a": {"fallback": None}}, {}, {}, "value: fallback raised"),
         ({"a": {"fallback": (_boom,)}}, {}, {}, "value: fallback raised"),
-        ({"a": {"removed_in_version": "2.30"}}, {"a": 1}, {}, "spec: removed_in_version/at_date"),
+        ({"a": {"removed_at_date": __import__("datetime").date(2030, 1, 1)}}, {"a": 1}, {}, "spec: value that is not plain data"),
+        ({"a": {"deprecated_aliases": [{"version": "2.30"}]}}, {"a": 1}, {}, "spec: deprecated_aliases not a list of dicts with a str name"),
         ({"a": {"required": True, "default": 1}}, {}, {}, "spec: required with default"),
         ({"a": {"aliases": "b"}}, {}, {}, "spec: aliases not a list of str"),
         ({"a": {"choices": 5}}, {"a": 1}, {}, "spec: choices not a list"),
@@ -160,3 +161,20 @@ def test_fallbacks_native(monkeypatch, env, params):
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     compare(_fallback_spec(), params, expect_native=True)
+
+
+DEPRECATING = {
+    "old": {"removed_in_version": "3.0", "removed_from_collection": "ns.col"},
+    "older": {"removed_at_date": "2030-01-01", "removed_in_version": "9.9"},
+    "path": {"aliases": ["dest", "src", "flamethrower"],
+             "deprecated_aliases": [{"name": "flamethrower", "date": "2020-03-04"}, {"name": "src", "version": "2.30", "collection_name": "x.y"}]},
+    "gone": {"deprecated_aliases": [{"name": "elsewhere"}]},
+}
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{}, {"old": 1, "older": 2}, {"flamethrower": "/t", "src": "/s"}, {"path": "/p", "flamethrower": "/t"}, {"elsewhere": 1, "old": None}],
+)
+def test_deprecations_native(params):
+    compare(DEPRECATING, params, expect_native=True)

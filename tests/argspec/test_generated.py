@@ -40,6 +40,10 @@ def specs(draw):
             option["choices"] = draw(st.lists(st.sampled_from(["a", "1", "yes", "no", 1, 0, True, None]), max_size=3))
         if free_aliases and draw(st.integers(0, 2)) == 0:
             option["aliases"] = [free_aliases.pop()]
+            if draw(st.integers(0, 3)) == 0:
+                option["deprecated_aliases"] = [{"name": option["aliases"][0], "version": "3.0"}]
+        if draw(st.integers(0, 5)) == 0:
+            option[draw(st.sampled_from(["removed_in_version", "removed_at_date"]))] = "2.99"
         if draw(st.integers(0, 3)) == 0:
             option["no_log"] = True
         spec[name] = option

@@ -20,17 +20,22 @@ def test_uninstall_restores_original():
 
 
 def _module_validate(spec, params):
-    """Result fields and the warnings ModuleArgumentSpecValidator emitted."""
-    core_warnings._global_warnings = {} if isinstance(getattr(core_warnings, "_global_warnings", None), dict) else []
-    before = list(core_warnings.get_warning_messages())
+    """Result fields and the warnings/deprecations ModuleArgumentSpecValidator emitted."""
+    core_warnings._global_warnings = {}
+    core_warnings._global_deprecations = {}
     result = arg_spec.ModuleArgumentSpecValidator(spec).validate(params)
-    emitted = [w for w in core_warnings.get_warning_messages() if w not in before]
-    return result.validated_parameters, [str(e) for e in result.errors], result._warnings, emitted
+    return (
+        result.validated_parameters, [str(e) for e in result.errors], result._warnings, result._deprecations,
+        list(core_warnings.get_warning_messages()), [str(d) for d in core_warnings.get_deprecation_messages()],
+    )
 
 
 def test_module_validator_warns_alike():
-    spec = {"path": {"type": "path", "aliases": ["dest", "name"]}, "mode": {"type": "raw"}}
-    params = {"path": "/a", "dest": "/b", "junk": 1}
+    spec = {
+        "path": {"type": "path", "aliases": ["dest", "name"], "deprecated_aliases": [{"name": "name", "version": "3.0"}]},
+        "mode": {"type": "raw", "removed_at_date": "2030-02-02", "removed_from_collection": "ns.col"},
+    }
+    params = {"path": "/a", "dest": "/b", "name": "/c", "mode": "0644", "junk": 1}
     from ansible_accel import _counters
 
     before = _counters.snapshot()["argspec"]["native"]
@@ -42,4 +47,5 @@ def test_module_validator_warns_alike():
     finally:
         ansible_accel.install()
     assert native == pure
-    assert any("Both option path and its alias dest are set" in str(w) for w in native[3])
+    assert any("Both option path and its alias dest are set" in str(w) for w in native[4])
+    assert len(native[5]) == 2, native[5]
