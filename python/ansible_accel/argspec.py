@@ -39,7 +39,9 @@ def compile_spec(validator: t.Any) -> t.Any:
     if cached is not None and all(a is b for a, b in zip(cached[0], sources)):
         return cached[1]
     try:
-        native = _native.argspec_compile(*sources, booleans_text())
+        from ansible.module_utils.common import parameters
+
+        native = _native.argspec_compile(*sources, booleans_text(), parameters.DEFAULT_TYPE_VALIDATORS)
         compiled = native if isinstance(native, str) else Compiled(native)
     except Exception:  # noqa: BLE001 - the pure path will raise whatever ansible-core raises
         compiled = "spec: native compile error"

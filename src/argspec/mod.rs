@@ -6,18 +6,34 @@
 //! handling it cannot reproduce exactly, so the caller can run ansible-core's own code instead.
 
 mod checks;
-mod convert;
+pub mod convert;
 mod spec;
 mod validate;
 mod value;
 
 pub use spec::{CompiledSpec, OptionSpec, SpecInput, TypeKind};
-pub use validate::{ErrorKind, Outcome};
+pub use validate::{Context, ErrorKind, Outcome};
 pub use value::{Params, Value};
 
 /// Why a spec or a call is left to ansible-core's pure-Python validator.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unhandled(pub &'static str);
+
+/// Conversions the core leaves to someone else (the glue calls ansible-core's own
+/// `check_type_*`): given the reason the core gave up, the converted value, the
+/// conversion error text, or `Unhandled`.
+pub trait Delegate {
+    fn convert(&self, kind: TypeKind, value: &Value, why: Unhandled) -> convert::Converted;
+}
+
+/// No one to delegate to: what the core cannot convert stays unhandled.
+pub struct NoDelegate;
+
+impl Delegate for NoDelegate {
+    fn convert(&self, _kind: TypeKind, _value: &Value, why: Unhandled) -> convert::Converted {
+        Err(why)
+    }
+}
 
 /// Differences between the supported ansible-core versions that change a result.
 #[derive(Debug, Clone, Default)]

@@ -34,6 +34,11 @@ pub enum TypeKind {
     Dict,
     Path,
     Raw,
+    /// Types converted only by ansible-core's own checker, through the `Delegate`.
+    JsonArg,
+    Json,
+    Bytes,
+    Bits,
 }
 
 impl TypeKind {
@@ -47,9 +52,10 @@ impl TypeKind {
             "dict" => TypeKind::Dict,
             "path" => TypeKind::Path,
             "raw" => TypeKind::Raw,
-            "jsonarg" | "json" => return Err(Unhandled("spec: type jsonarg")),
-            "bytes" => return Err(Unhandled("spec: type bytes")),
-            "bits" => return Err(Unhandled("spec: type bits")),
+            "jsonarg" => TypeKind::JsonArg,
+            "json" => TypeKind::Json,
+            "bytes" => TypeKind::Bytes,
+            "bits" => TypeKind::Bits,
             _ => return Err(Unhandled("spec: unknown type name")),
         })
     }
@@ -65,6 +71,10 @@ impl TypeKind {
             TypeKind::Dict => "dict",
             TypeKind::Path => "path",
             TypeKind::Raw => "raw",
+            TypeKind::JsonArg => "jsonarg",
+            TypeKind::Json => "json",
+            TypeKind::Bytes => "bytes",
+            TypeKind::Bits => "bits",
         }
     }
 }

@@ -5,7 +5,24 @@ use super::checks;
 use super::convert::convert;
 use super::spec::{CompiledSpec, OptionSpec};
 use super::value::{Params, Value};
-use super::{CoreFlavor, Unhandled};
+use super::convert::Converted;
+use super::spec::TypeKind;
+use super::{CoreFlavor, Delegate, Unhandled};
+
+/// What validation needs besides the spec: version differences and the delegate.
+pub struct Context<'a> {
+    pub flavor: &'a CoreFlavor,
+    pub delegate: &'a dyn Delegate,
+}
+
+impl Context<'_> {
+    fn convert(&self, kind: TypeKind, value: &Value) -> Converted {
+        match convert(kind, value, self.flavor) {
+            Err(why) => self.delegate.convert(kind, value, why),
+            done => done,
+        }
+    }
+}
 
 /// The `AnsibleValidationError` subclass of each error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,7 +83,7 @@ impl Outcome {
 
 impl CompiledSpec {
     /// Validate `params` (a deep copy the caller owns).
-    pub fn validate(&self, params: Params, flavor: &CoreFlavor) -> Result<Outcome, Unhandled> {
+    pub fn validate(&self, params: Params, cx: &Context<'_>) -> Result<Outcome, Unhandled> {
         let mut out = Outcome { params, ..Outcome::default() };
         self.alias_deprecations(&mut out);
         self.resolve_aliases(&mut out);
@@ -89,7 +106,7 @@ impl CompiledSpec {
         let missing = checks::required_arguments(required, &out.params);
         out.check(ErrorKind::Required, missing);
         for option in &self.options {
-            self.check_type(option, &mut out, flavor)?;
+            self.check_type(option, &mut out, cx)?;
         }
         for option in &self.options {
             check_choices(option, &mut out)?;
@@ -174,12 +191,12 @@ impl CompiledSpec {
         Ok(())
     }
 
-    fn check_type(&self, option: &OptionSpec, out: &mut Outcome, flavor: &CoreFlavor) -> Result<(), Unhandled> {
+    fn check_type(&self, option: &OptionSpec, out: &mut Outcome, cx: &Context<'_>) -> Result<(), Unhandled> {
         let Some(value) = out.params.get(&option.name) else { return Ok(()) };
         if *value == Value::None && !option.required && option.default == Value::None {
             return Ok(());
         }
-        let converted = match convert(option.kind, value, flavor)? {
+        let converted = match cx.convert(option.kind, value)? {
             Ok(converted) => converted,
             Err(reason) => {
                 let message = format!(
@@ -196,7 +213,7 @@ impl CompiledSpec {
             (Some(kind), Value::List(items)) => {
                 let mut kept = Vec::with_capacity(items.len());
                 for item in items {
-                    match convert(kind, &item, flavor)? {
+                    match cx.convert(kind, &item)? {
                         Ok(v) => kept.push(v),
                         Err(reason) => out.errors.push((
                             ErrorKind::Element,
@@ -330,6 +347,12 @@ mod tests {
 
     use super::*;
     use crate::argspec::spec::SpecInput;
+    use crate::argspec::NoDelegate;
+
+    fn cx() -> Context<'static> {
+        static FLAVOR: std::sync::OnceLock<CoreFlavor> = std::sync::OnceLock::new();
+        Context { flavor: FLAVOR.get_or_init(CoreFlavor::default), delegate: &NoDelegate }
+    }
 
     fn s(text: &str) -> Value {
         Value::Str(text.into())
@@ -367,7 +390,7 @@ mod tests {
     #[test]
     fn aliases_defaults_and_conversion() {
         let out = sample()
-            .validate(params(&[("n", s("x")), ("name", s("y")), ("count", s("7"))]), &CoreFlavor::default())
+            .validate(params(&[("n", s("x")), ("name", s("y")), ("count", s("7"))]), &cx())
             .unwrap();
         assert!(out.errors.is_empty());
         assert_eq!(out.alias_warnings, vec![("name".to_string(), "n".to_string())]);
@@ -383,7 +406,7 @@ mod tests {
         let out = sample()
             .validate(
                 params(&[("count", s("many")), ("state", s("gone")), ("bogus", Value::Int(1)), ("secret", s("pw"))]),
-                &CoreFlavor::default(),
+                &cx(),
             )
             .unwrap_err();
         // "many" is not plain digits: int() of it is left to ansible-core.
@@ -391,7 +414,7 @@ mod tests {
         let out = sample()
             .validate(
                 params(&[("count", Value::None), ("state", s("gone")), ("bogus", Value::Int(1)), ("secret", s("pw"))]),
-                &CoreFlavor::default(),
+                &cx(),
             )
             .unwrap();
         let kinds: Vec<ErrorKind> = out.errors.iter().map(|(k, _)| *k).collect();

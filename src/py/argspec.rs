@@ -4,11 +4,14 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use pyo3::exceptions::PyRuntimeError;
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
-use crate::argspec::{CompiledSpec, CoreFlavor, Params, SpecInput, Unhandled, Value};
+use crate::argspec::convert::Converted;
+use crate::argspec::{
+    CompiledSpec, Context, CoreFlavor, Delegate, Params, SpecInput, TypeKind, Unhandled, Value,
+};
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(argspec_compile, m)?)?;
@@ -145,6 +148,32 @@ fn spec_input(
     Ok(input)
 }
 
+/// Conversions the core gives up on, done by ansible-core's own checker
+/// (`DEFAULT_TYPE_VALIDATORS[name]`), its `TypeError`/`ValueError` text kept as the core's
+/// error; any other exception leaves the call to ansible-core, which raises it again.
+struct CoreCheckers<'py> {
+    py: Python<'py>,
+    validators: Bound<'py, PyAny>,
+}
+
+impl Delegate for CoreCheckers<'_> {
+    fn convert(&self, kind: TypeKind, value: &Value, _why: Unhandled) -> Converted {
+        const FAILED: Unhandled = Unhandled("value: ansible-core's checker failed unexpectedly");
+        let given = to_python(self.py, value).map_err(|_| FAILED)?;
+        let checker = self.validators.get_item(kind.name()).map_err(|_| FAILED)?;
+        match checker.call1((given,)) {
+            Ok(converted) => to_value(&converted, Mode::Params, 0)
+                .map(Ok)
+                .map_err(|_| Unhandled("value: checker result not plain data")),
+            Err(e) if e.is_instance_of::<PyTypeError>(self.py) || e.is_instance_of::<PyValueError>(self.py) => {
+                let text = e.value(self.py).str().map_err(|_| FAILED)?;
+                Ok(Err(text.to_str().map_err(|_| FAILED)?.to_owned()))
+            }
+            Err(_) => Err(Unhandled("value: checker raised another exception")),
+        }
+    }
+}
+
 fn guard<T>(what: &str, f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     catch_unwind(AssertUnwindSafe(f))
         .unwrap_or_else(|_| Err(PyRuntimeError::new_err(format!("internal error in native {what}"))))
@@ -152,7 +181,7 @@ fn guard<T>(what: &str, f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
 
 /// A compiled spec, or the reason (str) the spec is left to ansible-core.
 #[pyfunction]
-#[pyo3(signature = (argument_spec, mutually_exclusive, required_together, required_one_of, required_if, required_by, booleans_text))]
+#[pyo3(signature = (argument_spec, mutually_exclusive, required_together, required_one_of, required_if, required_by, booleans_text, type_validators))]
 fn argspec_compile<'py>(
     py: Python<'py>,
     argument_spec: &Bound<'py, PyAny>,
@@ -162,6 +191,7 @@ fn argspec_compile<'py>(
     required_if: &Bound<'py, PyAny>,
     required_by: &Bound<'py, PyAny>,
     booleans_text: String,
+    type_validators: Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
     guard("argspec compile", || {
         let checks = [mutually_exclusive, required_together, required_one_of, required_if, required_by];
@@ -170,7 +200,8 @@ fn argspec_compile<'py>(
             Ok(spec) => {
                 let flavor = CoreFlavor { booleans_text };
                 let names = spec.options.iter().map(|o| PyString::intern(py, &o.name).unbind()).collect();
-                Ok(Bound::new(py, CompiledArgSpec { spec, flavor, names })?.into_any())
+                let validators = type_validators.unbind();
+                Ok(Bound::new(py, CompiledArgSpec { spec, flavor, names, validators })?.into_any())
             }
             Err(Unhandled(reason)) => Ok(PyString::new(py, reason).into_any()),
         }
@@ -183,6 +214,8 @@ struct CompiledArgSpec {
     flavor: CoreFlavor,
     /// Option names as Python strings, made once.
     names: Vec<Py<PyString>>,
+    /// ansible-core's `DEFAULT_TYPE_VALIDATORS`, for the conversions the core delegates.
+    validators: Py<PyAny>,
 }
 
 #[pymethods]
@@ -193,7 +226,11 @@ impl CompiledArgSpec {
         guard("argspec validate", || {
             let outcome = match parameters.cast_exact::<PyDict>() {
                 Ok(dict) => to_params(dict, Mode::Params, 1)
-                    .and_then(|params| self.spec.validate(params, &self.flavor)),
+                    .and_then(|params| {
+                        let checkers = CoreCheckers { py, validators: self.validators.bind(py).clone() };
+                        let cx = Context { flavor: &self.flavor, delegate: &checkers };
+                        self.spec.validate(params, &cx)
+                    }),
                 Err(_) => Err(Unhandled("value: parameters not a dict")),
             };
             let out = match outcome {

@@ -20,6 +20,8 @@ def typed(value):
         return ("dict", [(typed(k), typed(v)) for k, v in value.items()])
     if isinstance(value, (list, tuple)):
         return (type(value).__name__, [typed(v) for v in value])
+    if isinstance(value, float):
+        return ("float", repr(value))  # nan == nan here
     return (type(value).__name__, value)
 
 
