@@ -18,7 +18,7 @@ pub fn convert(kind: TypeKind, value: &Value, flavor: &CoreFlavor) -> Converted 
         TypeKind::Dict => to_dict(value),
         TypeKind::Path => to_path(value),
         TypeKind::Raw => Ok(Ok(value.clone())),
-        TypeKind::JsonArg | TypeKind::Json | TypeKind::Bytes | TypeKind::Bits => {
+        TypeKind::JsonArg | TypeKind::Json | TypeKind::Bytes | TypeKind::Bits | TypeKind::Callable(_) => {
             Err(Unhandled("value: type only ansible-core converts"))
         }
     }

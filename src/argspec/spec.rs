@@ -22,6 +22,10 @@ pub struct SpecInput {
     pub required_one_of: Option<Value>,
     pub required_if: Option<Value>,
     pub required_by: Option<Value>,
+    /// (option index, "type" or "elements") -> callable index, for callables used as type.
+    pub callable_fields: HashMap<(usize, String), usize>,
+    /// `getattr(f, '__name__', str(type(f)))` of each callable: its name in error messages.
+    pub callable_names: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +43,8 @@ pub enum TypeKind {
     Json,
     Bytes,
     Bits,
+    /// The n-th callable of the spec, called by the `Delegate`.
+    Callable(usize),
 }
 
 impl TypeKind {
@@ -60,7 +66,7 @@ impl TypeKind {
         })
     }
 
-    /// The name ansible-core puts in conversion error messages.
+    /// The name of a builtin type (`DEFAULT_TYPE_VALIDATORS` key); "" for a callable.
     pub fn name(self) -> &'static str {
         match self {
             TypeKind::Str => "str",
@@ -75,6 +81,7 @@ impl TypeKind {
             TypeKind::Json => "json",
             TypeKind::Bytes => "bytes",
             TypeKind::Bits => "bits",
+            TypeKind::Callable(_) => "",
         }
     }
 }
@@ -134,6 +141,7 @@ pub struct CompiledSpec {
     pub required_by: Vec<(String, Vec<String>)>,
     /// option name -> index, for lookups per parameter.
     index: HashMap<String, usize>,
+    pub callable_names: Vec<String>,
 }
 
 const OPTION_KEYS: &[&str] = &[
@@ -154,13 +162,15 @@ fn other_key_reason(key: &str) -> &'static str {
 impl CompiledSpec {
     pub fn compile(input: &SpecInput) -> Result<CompiledSpec, Unhandled> {
         let mut options = Vec::with_capacity(input.options.len());
-        for (name, fields) in &input.options {
-            options.push(compile_option(name, fields)?);
+        for (at, (name, fields)) in input.options.iter().enumerate() {
+            let callable = |key: &str| input.callable_fields.get(&(at, key.to_owned())).copied();
+            options.push(compile_option(name, fields, callable)?);
         }
         let aliases = alias_table(&options)?;
         let index = options.iter().enumerate().map(|(i, o)| (o.name.clone(), i)).collect();
         Ok(CompiledSpec {
             index,
+            callable_names: input.callable_names.clone(),
             aliases,
             mutually_exclusive: term_groups(&input.mutually_exclusive)?,
             required_together: term_groups(&input.required_together)?,
@@ -169,6 +179,14 @@ impl CompiledSpec {
             required_by: required_by(&input.required_by)?,
             options,
         })
+    }
+
+    /// The type name ansible-core puts in conversion error messages.
+    pub fn type_name(&self, kind: TypeKind) -> &str {
+        match kind {
+            TypeKind::Callable(i) => self.callable_names.get(i).map_or("", String::as_str),
+            _ => kind.name(),
+        }
     }
 
     /// The position of option `name` in the spec.
@@ -214,12 +232,20 @@ fn type_kind(v: &Value) -> Result<Option<TypeKind>, Unhandled> {
     }
 }
 
-fn compile_option(name: &str, fields: &OptionInput) -> Result<OptionSpec, Unhandled> {
+fn compile_option(
+    name: &str,
+    fields: &OptionInput,
+    callable: impl Fn(&str) -> Option<usize>,
+) -> Result<OptionSpec, Unhandled> {
     if let Some(key) = fields.keys().find(|k| !OPTION_KEYS.contains(&k.as_str())) {
         return Err(Unhandled(other_key_reason(key)));
     }
-    let kind = type_kind(plain(fields, "type")?)?.unwrap_or(TypeKind::Str);
-    let elements = type_kind(plain(fields, "elements")?)?;
+    let kind_of = |key: &str| match callable(key) {
+        Some(i) => Ok(Some(TypeKind::Callable(i))),
+        None => type_kind(plain(fields, key)?),
+    };
+    let kind = kind_of("type")?.unwrap_or(TypeKind::Str);
+    let elements = kind_of("elements")?;
     if elements.is_some() && kind != TypeKind::List {
         return Err(Unhandled("spec: elements without type list"));
     }

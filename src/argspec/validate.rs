@@ -203,7 +203,7 @@ impl CompiledSpec {
                     "argument '{}' is of type {} and we were unable to convert to {}: {reason}",
                     option.name,
                     value.type_name(),
-                    option.kind.name()
+                    self.type_name(option.kind)
                 );
                 out.errors.push((ErrorKind::ArgumentType, message));
                 return Ok(());
@@ -221,7 +221,7 @@ impl CompiledSpec {
                                 "Elements value for option '{}' is of type {} and we were unable to convert to {}: {reason}",
                                 option.name,
                                 item.type_name(),
-                                kind.name()
+                                self.type_name(kind)
                             ),
                         )),
                     }
@@ -370,6 +370,7 @@ mod tests {
             required_one_of: Some(Value::None),
             required_if: Some(Value::None),
             required_by: Some(Value::None),
+            ..SpecInput::default()
         }
     }
 

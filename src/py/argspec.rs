@@ -120,9 +120,22 @@ fn validated_to_python<'py>(
     Ok(dict)
 }
 
+/// `getattr(f, '__name__', str(type(f)))`, as ansible-core names a callable type.
+fn callable_name(f: &Bound<'_, PyAny>) -> Result<String, Unhandled> {
+    const REASON: Unhandled = Unhandled("spec: callable type without a printable name");
+    let py = f.py();
+    let name = match f.getattr("__name__") {
+        Ok(name) => name.str(),
+        Err(e) if e.is_instance_of::<pyo3::exceptions::PyAttributeError>(py) => f.get_type().str(),
+        Err(_) => return Err(REASON),
+    };
+    name.map_err(|_| REASON)?.to_str().map(str::to_owned).map_err(|_| REASON)
+}
+
 fn spec_input(
     argument_spec: &Bound<'_, PyAny>,
     checks: [&Bound<'_, PyAny>; 5],
+    callables: &mut Vec<Py<PyAny>>,
 ) -> Result<SpecInput, Unhandled> {
     let spec = argument_spec.cast_exact::<PyDict>().map_err(|_| Unhandled("spec: not a dict"))?;
     let mut input = SpecInput::default();
@@ -135,6 +148,13 @@ fn spec_input(
         let mut fields = indexmap::IndexMap::new();
         for (key, value) in option.iter() {
             let key: String = key.extract().map_err(|_| Unhandled("spec: option key not a str"))?;
+            if (key == "type" || key == "elements") && value.is_callable() {
+                input.callable_fields.insert((input.options.len(), key.clone()), callables.len());
+                input.callable_names.push(callable_name(&value)?);
+                callables.push(value.unbind());
+                fields.insert(key, None);
+                continue;
+            }
             fields.insert(key, to_value(&value, Mode::Spec, 0).ok());
         }
         input.options.push((name, fields));
@@ -151,16 +171,21 @@ fn spec_input(
 /// Conversions the core gives up on, done by ansible-core's own checker
 /// (`DEFAULT_TYPE_VALIDATORS[name]`), its `TypeError`/`ValueError` text kept as the core's
 /// error; any other exception leaves the call to ansible-core, which raises it again.
-struct CoreCheckers<'py> {
+struct CoreCheckers<'py, 'a> {
     py: Python<'py>,
     validators: Bound<'py, PyAny>,
+    /// The spec's callables used as type, by index.
+    callables: &'a [Py<PyAny>],
 }
 
-impl Delegate for CoreCheckers<'_> {
+impl Delegate for CoreCheckers<'_, '_> {
     fn convert(&self, kind: TypeKind, value: &Value, _why: Unhandled) -> Converted {
         const FAILED: Unhandled = Unhandled("value: ansible-core's checker failed unexpectedly");
         let given = to_python(self.py, value).map_err(|_| FAILED)?;
-        let checker = self.validators.get_item(kind.name()).map_err(|_| FAILED)?;
+        let checker = match kind {
+            TypeKind::Callable(i) => self.callables.get(i).ok_or(FAILED)?.bind(self.py).clone(),
+            _ => self.validators.get_item(kind.name()).map_err(|_| FAILED)?,
+        };
         match checker.call1((given,)) {
             Ok(converted) => to_value(&converted, Mode::Params, 0)
                 .map(Ok)
@@ -195,13 +220,16 @@ fn argspec_compile<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     guard("argspec compile", || {
         let checks = [mutually_exclusive, required_together, required_one_of, required_if, required_by];
-        let compiled = spec_input(argument_spec, checks).and_then(|input| CompiledSpec::compile(&input));
+        let mut callables = Vec::new();
+        let compiled = spec_input(argument_spec, checks, &mut callables)
+            .and_then(|input| CompiledSpec::compile(&input));
         match compiled {
             Ok(spec) => {
                 let flavor = CoreFlavor { booleans_text };
                 let names = spec.options.iter().map(|o| PyString::intern(py, &o.name).unbind()).collect();
                 let validators = type_validators.unbind();
-                Ok(Bound::new(py, CompiledArgSpec { spec, flavor, names, validators })?.into_any())
+                let compiled = CompiledArgSpec { spec, flavor, names, validators, callables };
+                Ok(Bound::new(py, compiled)?.into_any())
             }
             Err(Unhandled(reason)) => Ok(PyString::new(py, reason).into_any()),
         }
@@ -216,6 +244,8 @@ struct CompiledArgSpec {
     names: Vec<Py<PyString>>,
     /// ansible-core's `DEFAULT_TYPE_VALIDATORS`, for the conversions the core delegates.
     validators: Py<PyAny>,
+    /// Callables used as type, called for their options' values.
+    callables: Vec<Py<PyAny>>,
 }
 
 #[pymethods]
@@ -227,7 +257,11 @@ impl CompiledArgSpec {
             let outcome = match parameters.cast_exact::<PyDict>() {
                 Ok(dict) => to_params(dict, Mode::Params, 1)
                     .and_then(|params| {
-                        let checkers = CoreCheckers { py, validators: self.validators.bind(py).clone() };
+                        let checkers = CoreCheckers {
+                            py,
+                            validators: self.validators.bind(py).clone(),
+                            callables: &self.callables,
+                        };
                         let cx = Context { flavor: &self.flavor, delegate: &checkers };
                         self.spec.validate(params, &cx)
                     }),

@@ -7,6 +7,10 @@ import pytest
 
 from _compare import compare
 
+def _boom_on_call(value):
+    raise RuntimeError("type failed")
+
+
 def _boom():
     raise RuntimeError("fallback failed")
 
@@ -95,7 +99,8 @@ def test_cross_option_checks_native(params):
     "spec,params,checks,reason",
     [
         ({"a": {"type": "dict", "options": {"b": {}}}}, {"a": {"b": 1}}, {}, "spec: options"),
-        ({"a": {"type": str}}, {"a": 1}, {}, "spec: callable type"),
+        ({"a": {"type": lambda v: (v,)}}, {"a": 1}, {}, "value: checker result not plain data"),
+        ({"a": {"type": _boom_on_call}}, {"a": 1}, {}, "value: checker raised another exception"),
         ({"a": {"fallback": (lambda: (1, 2),)}}, {}, {}, "value: not plain builtin data"),
         ({"a": {"fallback": None}}, {}, {}, "value: fallback raised"),
         ({"a": {"fallback": (_boom,)}}, {}, {}, "value: fallback raised"),
@@ -195,3 +200,29 @@ def test_deprecations_native(params):
 def test_delegated_conversions_native(kind, value):
     """Conversions the core leaves to ansible-core's own check_type_* still answer natively."""
     compare({"a": {"type": kind}, "b": {"type": "list", "elements": kind}}, {"a": value, "b": [value, value]}, expect_native=True)
+
+
+class _NamelessChecker:
+    def __call__(self, value):
+        if value == "bad":
+            raise ValueError(f"nope: {value}")
+        return [value]
+
+
+def _to_upper(value):
+    if not isinstance(value, str):
+        raise TypeError(f"{value!r} is not text")
+    return value.upper()
+
+
+@pytest.mark.parametrize("value", ["x", 5, None, "bad", [1], {"k": "v"}])
+def test_callable_types_native(value):
+    spec = {
+        "a": {"type": str},
+        "b": {"type": int},
+        "c": {"type": _to_upper},
+        "d": {"type": _NamelessChecker()},
+        "e": {"type": "list", "elements": _to_upper},
+        "f": {"type": float, "required": True},
+    }
+    compare(spec, {k: value for k in "abcde"} | {"f": 1, "e": [value, "y"]}, expect_native=True)
