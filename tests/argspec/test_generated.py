@@ -3,6 +3,8 @@ the native path with every result field compared; the native path must really ru
 
 from __future__ import annotations
 
+import os
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -15,6 +17,8 @@ TYPES = [None, "str", "int", "bool", "float", "list", "dict", "path", "raw"]
 
 scalars = st.one_of(
     st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from([0.0, 1.0, 2.5]),
+    st.integers(), st.floats(), st.text(max_size=6),
+    st.sampled_from(["~", "$HOME", " 1_0 ", "1e2", "{\"k\": 1}", "{'k': 2}", "1K", "2 MB", "\u00a0on", "inf"]),
     st.sampled_from(["", "a", "1", "0", "yes", "No", "off", "a,b", "k=v", "k=v, j='w x'", "True", "False", " 7 "]),
 )
 values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["k", "j"]), inner, max_size=2), max_leaves=5)
@@ -27,11 +31,11 @@ def specs(draw):
     spec = {}
     for name in names:
         option = {}
-        kind = draw(st.sampled_from(TYPES))
+        kind = draw(st.sampled_from(TYPES + ["jsonarg", "bytes", "bits", int, str]))
         if kind is not None:
             option["type"] = kind
         if kind == "list" and draw(st.booleans()):
-            option["elements"] = draw(st.sampled_from(["str", "int", "bool", "raw"]))
+            option["elements"] = draw(st.sampled_from(["str", "int", "bool", "raw", "float", "dict", "path", "bits", float]))
         if draw(st.booleans()):
             option["required"] = draw(st.booleans())
         if not option.get("required") and draw(st.booleans()):
@@ -73,7 +77,7 @@ param_sets = st.dictionaries(st.sampled_from(NAMES + ALIASES + ["unknown"]), val
 def test_generated_specs_match_pure_python():
     before = _counters.snapshot()["argspec"]["native"]
 
-    @settings(max_examples=400, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=int(os.environ.get("ARGSPEC_EXAMPLES", "400")), derandomize=not os.environ.get("ARGSPEC_RANDOM"), deadline=None, suppress_health_check=list(HealthCheck))
     @given(specs(), param_sets, checks)
     def check(spec, params, cross_checks):
         compare(spec, params, cross_checks)
