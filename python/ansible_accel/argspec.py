@@ -15,7 +15,6 @@ import weakref
 from . import _counters, _native
 
 PATH = "argspec"
-_CHECK_ATTRS = ("_mutually_exclusive", "_required_together", "_required_one_of", "_required_if", "_required_by")
 
 # validator -> (the objects it was compiled from, compiled spec or reason)
 _compiled: weakref.WeakKeyDictionary[t.Any, tuple[tuple, t.Any]] = weakref.WeakKeyDictionary()
@@ -34,10 +33,19 @@ def booleans_text() -> str:
 
 def compile_spec(validator: t.Any) -> t.Any:
     """The compiled spec for ``validator``, or the reason (str) it is not handled."""
-    sources = (validator.argument_spec, *(getattr(validator, a, None) for a in _CHECK_ATTRS))
+    try:
+        spec = validator.argument_spec
+        exclusive, together = validator._mutually_exclusive, validator._required_together
+        one_of, required_if, required_by = validator._required_one_of, validator._required_if, validator._required_by
+    except AttributeError:
+        return "spec: validator without its usual attributes"
     cached = _compiled.get(validator)
-    if cached is not None and all(a is b for a, b in zip(cached[0], sources)):
-        return cached[1]
+    if cached is not None:
+        was = cached[0]
+        if (was[0] is spec and was[1] is exclusive and was[2] is together and was[3] is one_of
+                and was[4] is required_if and was[5] is required_by):
+            return cached[1]
+    sources = (spec, exclusive, together, one_of, required_if, required_by)
     try:
         from ansible.module_utils.common import parameters
 
@@ -106,8 +114,8 @@ def build_result(make: t.Callable[..., t.Any], errors_module: t.Any, compiled: C
     """A ``ValidationResult`` holding what the core found."""
     validated, errors, unsupported, no_log_values, alias_warnings, deprecations = outcome
     aliases = compiled.aliases
-    supported = {name: (list(compiled.names), dict(aliases)) for name in unsupported}
-    warnings = [{"option": option, "alias": alias} for option, alias in alias_warnings]
+    supported = {name: (list(compiled.names), dict(aliases)) for name in unsupported} if unsupported else {}
+    warnings = [{"option": option, "alias": alias} for option, alias in alias_warnings] if alias_warnings else []
     result = make(validated, no_log_values, unsupported, supported, warnings, dict(aliases), deprecations)
     for class_name, message in errors:
         result.errors.append(getattr(errors_module, class_name)(message))

@@ -141,7 +141,7 @@ mod tests {
             Some("missing parameter(s) required by 'state': path")
         );
         assert_eq!(
-            required_arguments(["b", "a"].into_iter(), &Params::new()).as_deref(),
+            required_arguments(["b", "a"].into_iter(), &Params::default()).as_deref(),
             Some("missing required arguments: a, b")
         );
     }

@@ -183,7 +183,7 @@ fn key_value_text(text: &str) -> Result<Value, String> {
     if !field.is_empty() {
         fields.push(field);
     }
-    let mut dict = Params::new();
+    let mut dict = Params::default();
     for f in fields {
         let Some((key, val)) = f.split_once('=') else {
             return Err("unable to evaluate string in the \"key=value\" format as dictionary".into());

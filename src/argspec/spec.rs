@@ -3,6 +3,8 @@
 
 use std::collections::HashMap;
 
+use rustc_hash::FxHashMap;
+
 use indexmap::IndexMap;
 
 use super::value::Value;
@@ -140,7 +142,7 @@ pub struct CompiledSpec {
     pub required_if: Vec<RequiredIf>,
     pub required_by: Vec<(String, Vec<String>)>,
     /// option name -> index, for lookups per parameter.
-    index: HashMap<String, usize>,
+    index: FxHashMap<String, usize>,
     pub callable_names: Vec<String>,
 }
 

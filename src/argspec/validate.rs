@@ -439,7 +439,7 @@ mod tests {
 
     #[test]
     fn unhandled_specs_name_their_reason() {
-        let sub = spec(vec![("a", option(&[("options", Value::Dict(Params::new()))]))]);
+        let sub = spec(vec![("a", option(&[("options", Value::Dict(Params::default()))]))]);
         assert_eq!(CompiledSpec::compile(&sub).unwrap_err(), Unhandled("spec: options"));
         let both = spec(vec![("a", option(&[("required", Value::Bool(true)), ("default", s("x"))]))]);
         assert_eq!(CompiledSpec::compile(&both).unwrap_err(), Unhandled("spec: required with default"));

@@ -2,8 +2,9 @@
 
 use indexmap::IndexMap;
 
-/// A parameter dict: insertion-ordered like a Python dict.
-pub type Params = IndexMap<String, Value>;
+/// A parameter dict: insertion-ordered like a Python dict.  Keys are option names, hashed
+/// often per call, so with a fast hasher.
+pub type Params = IndexMap<String, Value, rustc_hash::FxBuildHasher>;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {

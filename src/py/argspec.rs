@@ -65,7 +65,7 @@ fn to_value(obj: &Bound<'_, PyAny>, mode: Mode, depth: usize) -> Result<Value, U
 }
 
 fn to_params(dict: &Bound<'_, PyDict>, mode: Mode, depth: usize) -> Result<Params, Unhandled> {
-    let mut params = Params::with_capacity(dict.len());
+    let mut params = Params::with_capacity_and_hasher(dict.len(), Default::default());
     for (key, value) in dict.iter() {
         if !key.is_exact_instance_of::<PyString>() {
             return Err(Unhandled("value: dict key that is not a str"));
