@@ -11,7 +11,7 @@ mod spec;
 mod validate;
 mod value;
 
-pub use spec::{CompiledSpec, OptionSpec, SpecInput, TypeKind};
+pub use spec::{CompiledSpec, OptionInput, OptionSpec, SpecInput, TypeKind};
 pub use validate::{Context, ErrorKind, Outcome};
 pub use value::{Params, Value};
 

@@ -12,7 +12,7 @@ use super::Unhandled;
 
 /// One option's spec as given: key -> value, `None` for a value that is not plain data
 /// (a callable type, a fallback tuple holding a function, ...).
-pub type OptionInput = IndexMap<String, Option<Value>>;
+pub type OptionInput = IndexMap<String, Option<Value>, rustc_hash::FxBuildHasher>;
 
 /// An argument spec and its cross-option checks as the glue hands them over.  Absent checks
 /// are `Some(Value::None)`; `None` marks a value that is not plain data.

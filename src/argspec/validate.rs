@@ -343,7 +343,6 @@ fn secret_strings(value: &Value, into: &mut Vec<String>) -> Result<(), Unhandled
 
 #[cfg(test)]
 mod tests {
-    use indexmap::IndexMap;
 
     use super::*;
     use crate::argspec::spec::SpecInput;
@@ -358,11 +357,11 @@ mod tests {
         Value::Str(text.into())
     }
 
-    fn option(fields: &[(&str, Value)]) -> IndexMap<String, Option<Value>> {
+    fn option(fields: &[(&str, Value)]) -> crate::argspec::OptionInput {
         fields.iter().map(|(k, v)| (k.to_string(), Some(v.clone()))).collect()
     }
 
-    fn spec(options: Vec<(&str, IndexMap<String, Option<Value>>)>) -> SpecInput {
+    fn spec(options: Vec<(&str, crate::argspec::OptionInput)>) -> SpecInput {
         SpecInput {
             options: options.into_iter().map(|(n, o)| (n.to_string(), o)).collect(),
             mutually_exclusive: Some(Value::None),

@@ -136,16 +136,20 @@ fn spec_input(
     argument_spec: &Bound<'_, PyAny>,
     checks: [&Bound<'_, PyAny>; 5],
     callables: &mut Vec<Py<PyAny>>,
+    names: &mut Vec<Py<PyString>>,
 ) -> Result<SpecInput, Unhandled> {
     let spec = argument_spec.cast_exact::<PyDict>().map_err(|_| Unhandled("spec: not a dict"))?;
     let mut input = SpecInput::default();
-    for (name, option) in spec.iter() {
-        let name: String = match name.is_exact_instance_of::<PyString>() {
-            true => name.extract().map_err(|_| Unhandled("spec: option name with surrogates"))?,
-            false => return Err(Unhandled("spec: option name not a str")),
-        };
+    for (name_object, option) in spec.iter() {
+        let name_object = name_object
+            .cast_exact::<PyString>()
+            .map_err(|_| Unhandled("spec: option name not a str"))?;
+        let name: String = name_object
+            .extract()
+            .map_err(|_| Unhandled("spec: option name with surrogates"))?;
+        names.push(name_object.clone().unbind());
         let option = option.cast_exact::<PyDict>().map_err(|_| Unhandled("spec: option not a dict"))?;
-        let mut fields = indexmap::IndexMap::new();
+        let mut fields = crate::argspec::OptionInput::default();
         for (key, value) in option.iter() {
             let key: String = key.extract().map_err(|_| Unhandled("spec: option key not a str"))?;
             if (key == "type" || key == "elements") && value.is_callable() {
@@ -220,13 +224,12 @@ fn argspec_compile<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     guard("argspec compile", || {
         let checks = [mutually_exclusive, required_together, required_one_of, required_if, required_by];
-        let mut callables = Vec::new();
-        let compiled = spec_input(argument_spec, checks, &mut callables)
+        let (mut callables, mut names) = (Vec::new(), Vec::new());
+        let compiled = spec_input(argument_spec, checks, &mut callables, &mut names)
             .and_then(|input| CompiledSpec::compile(&input));
         match compiled {
             Ok(spec) => {
                 let flavor = CoreFlavor { booleans_text };
-                let names = spec.options.iter().map(|o| PyString::intern(py, &o.name).unbind()).collect();
                 let validators = type_validators.unbind();
                 let compiled = CompiledArgSpec { spec, flavor, names, validators, callables };
                 Ok(Bound::new(py, compiled)?.into_any())
@@ -240,7 +243,7 @@ fn argspec_compile<'py>(
 struct CompiledArgSpec {
     spec: CompiledSpec,
     flavor: CoreFlavor,
-    /// Option names as Python strings, made once.
+    /// Option names: the spec's own key objects.
     names: Vec<Py<PyString>>,
     /// ansible-core's `DEFAULT_TYPE_VALIDATORS`, for the conversions the core delegates.
     validators: Py<PyAny>,
