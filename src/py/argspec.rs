@@ -180,6 +180,8 @@ struct CoreCheckers<'py, 'a> {
     validators: Bound<'py, PyAny>,
     /// The spec's callables used as type, by index.
     callables: &'a [Py<PyAny>],
+    /// A KeyboardInterrupt/SystemExit from a checker: raised once validation stops.
+    interrupt: std::cell::RefCell<Option<PyErr>>,
 }
 
 impl Delegate for CoreCheckers<'_, '_> {
@@ -198,7 +200,12 @@ impl Delegate for CoreCheckers<'_, '_> {
                 let text = e.value(self.py).str().map_err(|_| FAILED)?;
                 Ok(Err(text.to_str().map_err(|_| FAILED)?.to_owned()))
             }
-            Err(_) => Err(Unhandled("value: checker raised another exception")),
+            Err(e) => {
+                if !e.is_instance_of::<pyo3::exceptions::PyException>(self.py) {
+                    self.interrupt.replace(Some(e));
+                }
+                Err(Unhandled("value: checker raised another exception"))
+            }
         }
     }
 }
@@ -257,19 +264,22 @@ impl CompiledArgSpec {
     /// [(option, alias)], [deprecation dict])`, or the reason (str) this call is left to ansible-core.
     fn validate<'py>(&self, py: Python<'py>, parameters: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         guard("argspec validate", || {
+            let checkers = CoreCheckers {
+                py,
+                validators: self.validators.bind(py).clone(),
+                callables: &self.callables,
+                interrupt: std::cell::RefCell::new(None),
+            };
             let outcome = match parameters.cast_exact::<PyDict>() {
-                Ok(dict) => to_params(dict, Mode::Params, 1)
-                    .and_then(|params| {
-                        let checkers = CoreCheckers {
-                            py,
-                            validators: self.validators.bind(py).clone(),
-                            callables: &self.callables,
-                        };
-                        let cx = Context { flavor: &self.flavor, delegate: &checkers };
-                        self.spec.validate(params, &cx)
-                    }),
+                Ok(dict) => to_params(dict, Mode::Params, 1).and_then(|params| {
+                    let cx = Context { flavor: &self.flavor, delegate: &checkers };
+                    self.spec.validate(params, &cx)
+                }),
                 Err(_) => Err(Unhandled("value: parameters not a dict")),
             };
+            if let Some(interrupt) = checkers.interrupt.take() {
+                return Err(interrupt);
+            }
             let out = match outcome {
                 Ok(out) => out,
                 Err(Unhandled(reason)) => return Ok(PyString::new(py, reason).into_any()),

@@ -226,3 +226,17 @@ def test_callable_types_native(value):
         "f": {"type": float, "required": True},
     }
     compare(spec, {k: value for k in "abcde"} | {"f": 1, "e": [value, "y"]}, expect_native=True)
+
+
+def test_keyboard_interrupt_in_a_checker_propagates():
+    from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+
+    calls = []
+
+    def interrupted(value):
+        calls.append(value)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        ArgumentSpecValidator({"a": {"type": interrupted}}).validate({"a": 1})
+    assert calls == [1], "raised from the native call, not from a pure-Python rerun"
