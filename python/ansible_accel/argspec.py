@@ -101,7 +101,7 @@ def result_factory(result_class: type, errors_module: t.Any) -> t.Callable[..., 
     def direct(validated, no_log, unsupported, supported, warnings, aliases, deprecations):
         result = new(result_class)
         result.__dict__.update(
-            _no_log_values=set(no_log), _unsupported_parameters=set(unsupported),
+            _no_log_values=set(no_log), _unsupported_parameters=unsupported,
             _supported_parameters=supported, _validated_parameters=validated, _deprecations=deprecations,
             _warnings=warnings, _aliases=aliases, errors=multiple(),
         )
@@ -112,20 +112,44 @@ def result_factory(result_class: type, errors_module: t.Any) -> t.Callable[..., 
 
 def build_result(make: t.Callable[..., t.Any], errors_module: t.Any, compiled: Compiled, outcome: tuple) -> t.Any:
     """A ``ValidationResult`` holding what the core found."""
-    validated, errors, unsupported, no_log_values, alias_warnings, deprecations = outcome
+    validated, errors, groups, no_log_values, alias_warnings, deprecations, _ = outcome
     aliases = compiled.aliases
-    supported = {name: (list(compiled.names), dict(aliases)) for name in unsupported} if unsupported else {}
+    unsupported: set = set()
+    supported: dict = {}
+    for paths, names, alias_pairs in groups:
+        # Each dict's unsupported keys join the result as a set, as in ansible-core, so
+        # that the result set iterates in the same order.
+        unsupported.update(set(paths))
+        for path in paths:
+            supported[path] = (list(names), dict(alias_pairs))
     warnings = [{"option": option, "alias": alias} for option, alias in alias_warnings] if alias_warnings else []
     result = make(validated, no_log_values, unsupported, supported, warnings, dict(aliases), deprecations)
     for class_name, message in errors:
         result.errors.append(getattr(errors_module, class_name)(message))
+    if unsupported:
+        result.errors.append(errors_module.UnsupportedError(_unsupported_message(unsupported, supported)))
     return result
+
+
+def _unsupported_message(unsupported: set, supported: dict) -> str:
+    """The message names the supported options of the spec of whichever unsupported item the
+    set yields last (the same item ansible-core's loop leaves behind)."""
+    flattened = []
+    last = None
+    for last in unsupported:
+        flattened.append(".".join(last) if isinstance(last, tuple) else last)
+    names, alias_map = supported.get(last) or ([], {})
+    text = ", ".join(sorted(names))
+    if alias_map:
+        text += " (%s)" % ", ".join(sorted(alias_map))
+    return f"{', '.join(sorted(flattened))}. Supported parameters include: {text}."
 
 
 def make_validate(original: t.Callable, arg_spec_module: t.Any, errors_module: t.Any) -> t.Callable:
     """A replacement for ``ArgumentSpecValidator.validate`` that falls back to ``original``."""
     secrets = getattr(arg_spec_module, "_secrets", None)  # 2.22+: validate registers no_log values
     make = result_factory(arg_spec_module.ValidationResult, errors_module)
+    from ansible.module_utils.common import parameters as parameters_module
 
     @functools.wraps(original)
     def validate(self, parameters, *args, **kwargs):
@@ -155,6 +179,10 @@ def make_validate(original: t.Callable, arg_spec_module: t.Any, errors_module: t
             return original(self, parameters, *args, **kwargs)
         result = build_result(make, errors_module, compiled, outcome)
         result._no_log_values.update(fallback_no_log)
+        if outcome[6]:
+            warn = parameters_module.warn  # what _validate_sub_spec calls, looked up as it does
+            for message in outcome[6]:
+                warn(message)
         if secrets is not None:
             secrets.register_secrets(result._no_log_values)
         _counters.native(PATH)

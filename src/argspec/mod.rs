@@ -8,6 +8,7 @@
 mod checks;
 pub mod convert;
 mod spec;
+mod suboptions;
 mod validate;
 mod value;
 

@@ -103,6 +103,15 @@ pub struct OptionSpec {
     pub fallback: bool,
     pub removal: Option<Removal>,
     pub deprecated_aliases: Vec<DeprecatedAlias>,
+    /// `options` of a dict or list-of-dicts option.
+    pub sub: Option<Box<SubOptions>>,
+}
+
+/// A sub-spec with its own cross-option checks (read from the option's own keys).
+#[derive(Debug, Clone)]
+pub struct SubOptions {
+    pub spec: CompiledSpec,
+    pub apply_defaults: bool,
 }
 
 /// `removed_at_date` (preferred, as ansible-core does) or `removed_in_version`.
@@ -149,24 +158,26 @@ pub struct CompiledSpec {
 const OPTION_KEYS: &[&str] = &[
     "type", "required", "default", "choices", "aliases", "no_log", "elements", "fallback",
     "removed_in_version", "removed_at_date", "removed_from_collection", "deprecated_aliases",
+    "options", "apply_defaults", "mutually_exclusive", "required_together", "required_one_of",
+    "required_if", "required_by",
 ];
 
-fn other_key_reason(key: &str) -> &'static str {
-    match key {
-        "options" => "spec: options",
-        "apply_defaults" => "spec: apply_defaults",
-        "mutually_exclusive" | "required_together" | "required_one_of" | "required_if"
-        | "required_by" => "spec: checks inside an option",
-        _ => "spec: other option key",
-    }
-}
+/// Sub-specs deeper than this are left to ansible-core.
+const MAX_NESTING: usize = 32;
 
 impl CompiledSpec {
     pub fn compile(input: &SpecInput) -> Result<CompiledSpec, Unhandled> {
+        Self::compile_at(input, 0)
+    }
+
+    fn compile_at(input: &SpecInput, depth: usize) -> Result<CompiledSpec, Unhandled> {
+        if depth > MAX_NESTING {
+            return Err(Unhandled("spec: options nested too deeply"));
+        }
         let mut options = Vec::with_capacity(input.options.len());
         for (at, (name, fields)) in input.options.iter().enumerate() {
             let callable = |key: &str| input.callable_fields.get(&(at, key.to_owned())).copied();
-            options.push(compile_option(name, fields, callable)?);
+            options.push(compile_option(name, fields, callable, depth)?);
         }
         let aliases = alias_table(&options)?;
         let index = options.iter().enumerate().map(|(i, o)| (o.name.clone(), i)).collect();
@@ -238,9 +249,13 @@ fn compile_option(
     name: &str,
     fields: &OptionInput,
     callable: impl Fn(&str) -> Option<usize>,
+    depth: usize,
 ) -> Result<OptionSpec, Unhandled> {
-    if let Some(key) = fields.keys().find(|k| !OPTION_KEYS.contains(&k.as_str())) {
-        return Err(Unhandled(other_key_reason(key)));
+    if fields.keys().any(|k| !OPTION_KEYS.contains(&k.as_str())) {
+        return Err(Unhandled("spec: other option key"));
+    }
+    if depth > 0 && fields.contains_key("fallback") {
+        return Err(Unhandled("spec: fallback inside options"));
     }
     let kind_of = |key: &str| match callable(key) {
         Some(i) => Ok(Some(TypeKind::Callable(i))),
@@ -274,7 +289,42 @@ fn compile_option(
         fallback: fields.contains_key("fallback"),
         removal: removal(fields)?,
         deprecated_aliases: deprecated_aliases(plain(fields, "deprecated_aliases")?)?,
+        sub: sub_options(fields, kind, elements, depth)?,
     })
+}
+
+/// The `options` of a dict option (or list with dict elements); ansible-core only reads the
+/// option-level checks and `apply_defaults` when there are options.
+fn sub_options(
+    fields: &OptionInput,
+    kind: TypeKind,
+    elements: Option<TypeKind>,
+    depth: usize,
+) -> Result<Option<Box<SubOptions>>, Unhandled> {
+    let options = match plain(fields, "options")? {
+        Value::None => return Ok(None),
+        Value::Dict(options) => options,
+        _ => return Err(Unhandled("spec: options not a dict")),
+    };
+    let holds_dicts = kind == TypeKind::Dict || (kind == TypeKind::List && elements == Some(TypeKind::Dict));
+    if !holds_dicts {
+        return Err(Unhandled("spec: options on an option that is not a dict"));
+    }
+    let mut input = SpecInput::default();
+    for (name, option) in options {
+        let Value::Dict(option) = option else { return Err(Unhandled("spec: option not a dict")) };
+        input.options.push((name.clone(), option.iter().map(|(k, v)| (k.clone(), Some(v.clone()))).collect()));
+    }
+    let check = |key: &str| plain(fields, key).map(|v| Some(v.clone()));
+    input.mutually_exclusive = check("mutually_exclusive")?;
+    input.required_together = check("required_together")?;
+    input.required_one_of = check("required_one_of")?;
+    input.required_if = check("required_if")?;
+    input.required_by = check("required_by")?;
+    Ok(Some(Box::new(SubOptions {
+        spec: CompiledSpec::compile_at(&input, depth + 1)?,
+        apply_defaults: flag(plain(fields, "apply_defaults")?)?,
+    })))
 }
 
 fn removal(fields: &OptionInput) -> Result<Option<Removal>, Unhandled> {

@@ -63,55 +63,98 @@ impl ErrorKind {
 pub struct Outcome {
     pub params: Params,
     pub errors: Vec<(ErrorKind, String)>,
-    /// Unsupported parameter names, in parameter order (ansible-core keeps a set).
-    pub unsupported: Vec<String>,
+    /// Unsupported parameters, one group per (sub-)parameter dict, each in parameter order:
+    /// ansible-core adds each group to its set as a set, and picks the supported names for
+    /// its message from whichever item that set yields last, so the glue rebuilds the set.
+    pub unsupported: Vec<UnsupportedGroup>,
     /// no_log values (ansible-core keeps a set).
     pub no_log_values: Vec<String>,
     /// (option, alias) for every option given under both names.
     pub alias_warnings: Vec<(String, String)>,
     /// `_deprecations` entries: key/value pairs of each dict, in ansible-core's key order.
     pub deprecations: Vec<Vec<(&'static str, Value)>>,
+    /// Messages ansible-core passes to `warn()` while validating sub-options, in order.
+    pub warnings_to_emit: Vec<String>,
+}
+
+/// Unsupported keys of one parameter dict: each as its path (options context + key; a
+/// single name at top level), with the option names and aliases of the spec it was met in.
+#[derive(Debug, Clone, Default)]
+pub struct UnsupportedGroup {
+    pub paths: Vec<Vec<String>>,
+    pub supported: Vec<String>,
+    pub aliases: Vec<(String, String)>,
 }
 
 impl Outcome {
-    fn check(&mut self, kind: ErrorKind, message: Option<String>) {
+    fn check(&mut self, kind: ErrorKind, message: Option<String>, context: &[String]) {
         if let Some(message) = message {
-            self.errors.push((kind, message));
+            self.errors.push((kind, in_context(message, context)));
         }
     }
 }
 
+/// `"<msg> found in a -> b"` inside sub-options.
+fn in_context(message: String, context: &[String]) -> String {
+    if context.is_empty() {
+        message
+    } else {
+        format!("{message} found in {}", context.join(" -> "))
+    }
+}
+
+pub(super) fn alias_deprecation(name: &str, alias: &super::spec::DeprecatedAlias) -> Vec<(&'static str, Value)> {
+    vec![
+        ("msg", Value::Str(format!("Alias '{name}' is deprecated. See the module docs for more information"))),
+        ("version", alias.version.clone()),
+        ("date", alias.date.clone()),
+        ("collection_name", alias.collection_name.clone()),
+    ]
+}
+
 impl CompiledSpec {
     /// Validate `params` (a deep copy the caller owns).
-    pub fn validate(&self, params: Params, cx: &Context<'_>) -> Result<Outcome, Unhandled> {
-        let mut out = Outcome { params, ..Outcome::default() };
-        self.alias_deprecations(&mut out);
-        self.resolve_aliases(&mut out);
-        for option in self.options.iter().filter(|o| o.no_log) {
-            if let Some(value) = out.params.get(&option.name).filter(|v| v.truthy()) {
-                secret_strings(value, &mut out.no_log_values)?;
+    pub fn validate(&self, mut params: Params, cx: &Context<'_>) -> Result<Outcome, Unhandled> {
+        let mut out = Outcome::default();
+        for alias in self.options.iter().flat_map(|o| &o.deprecated_aliases) {
+            if params.contains_key(&alias.name) {
+                out.deprecations.push(alias_deprecation(&alias.name, alias));
             }
         }
-        self.option_deprecations(&mut out);
-        out.unsupported = out
-            .params
-            .keys()
-            .filter(|k| !self.is_legal(k))
-            .cloned()
-            .collect();
-        let exclusive = checks::mutually_exclusive(&self.mutually_exclusive, &out.params);
-        out.check(ErrorKind::MutuallyExclusive, exclusive);
-        self.set_defaults(&mut out, false)?;
+        out.alias_warnings = self.resolve_aliases(&mut params);
+        self.collect_no_log(&params, &mut out)?;
+        self.collect_deprecations(&params, "", &mut out);
+        self.collect_unsupported(&params, &[], &mut out);
+        self.check_level(&mut params, cx, &[], &mut out)?;
+        let mut deferred = Vec::new();
+        self.validate_sub_options(&mut params, cx, "", &mut Vec::new(), &mut out, &mut deferred)?;
+        out.deprecations.extend(deferred);
+        out.params = params;
+        Ok(out)
+    }
+
+    /// What ansible-core checks for every parameter dict, top level or sub-options, from the
+    /// mutually-exclusive check to the final defaults.
+    pub(super) fn check_level(
+        &self,
+        params: &mut Params,
+        cx: &Context<'_>,
+        context: &[String],
+        out: &mut Outcome,
+    ) -> Result<(), Unhandled> {
+        let exclusive = checks::mutually_exclusive(&self.mutually_exclusive, params);
+        out.check(ErrorKind::MutuallyExclusive, exclusive, context);
+        self.set_defaults(params, out, false)?;
         let required = self.options.iter().filter(|o| o.required).map(|o| o.name.as_str());
-        let missing = checks::required_arguments(required, &out.params);
-        out.check(ErrorKind::Required, missing);
+        let missing = checks::required_arguments(required, params);
+        out.check(ErrorKind::Required, missing, context);
         for option in &self.options {
-            self.check_type(option, &mut out, cx)?;
+            self.check_type(option, params, out, cx, context)?;
         }
         for option in &self.options {
-            check_choices(option, &mut out)?;
+            check_choices(option, params, out, context)?;
         }
-        let p = &out.params;
+        let p = &*params;
         let found = [
             (ErrorKind::RequiredTogether, checks::required_together(&self.required_together, p)),
             (ErrorKind::RequiredOneOf, checks::required_one_of(&self.required_one_of, p)),
@@ -119,90 +162,87 @@ impl CompiledSpec {
             (ErrorKind::RequiredBy, checks::required_by(&self.required_by, p)),
         ];
         for (kind, message) in found {
-            out.check(kind, message);
+            out.check(kind, message, context);
         }
-        self.set_defaults(&mut out, true)?;
-        if !out.unsupported.is_empty() {
-            let message = self.unsupported_message(&out.unsupported);
-            out.errors.push((ErrorKind::Unsupported, message));
-        }
-        Ok(out)
+        self.set_defaults(params, out, true)
     }
 
-    /// Deprecated aliases given in the parameters (their names are no option's name, so the
-    /// alias copying that ansible-core interleaves with this cannot change what is found).
-    fn alias_deprecations(&self, out: &mut Outcome) {
-        for alias in self.options.iter().flat_map(|o| &o.deprecated_aliases) {
-            if out.params.contains_key(&alias.name) {
-                out.deprecations.push(vec![
-                    ("msg", Value::Str(format!(
-                        "Alias '{}' is deprecated. See the module docs for more information",
-                        alias.name
-                    ))),
-                    ("version", alias.version.clone()),
-                    ("date", alias.date.clone()),
-                    ("collection_name", alias.collection_name.clone()),
-                ]);
-            }
+    /// Keys of `params` that are neither options nor aliases.
+    pub(super) fn collect_unsupported(&self, params: &Params, context: &[String], out: &mut Outcome) {
+        let paths: Vec<Vec<String>> = params
+            .keys()
+            .filter(|k| !self.is_legal(k))
+            .map(|k| context.iter().cloned().chain([k.clone()]).collect())
+            .collect();
+        if !paths.is_empty() {
+            let supported = self.options.iter().map(|o| o.name.clone()).collect();
+            let aliases = self
+                .aliases
+                .iter()
+                .map(|(a, i)| (a.clone(), self.options[*i].name.clone()))
+                .collect();
+            out.unsupported.push(UnsupportedGroup { paths, supported, aliases });
         }
     }
 
-    /// Options marked for removal that were given.
-    fn option_deprecations(&self, out: &mut Outcome) {
-        for option in &self.options {
-            let Some(removal) = &option.removal else { continue };
-            if !out.params.contains_key(&option.name) {
-                continue;
-            }
-            let msg = format!("Param '{}' is deprecated. See the module docs for more information", option.name);
-            out.deprecations.push(vec![
-                ("msg", Value::Str(msg)),
-                (if removal.at_date { "date" } else { "version" }, removal.when.clone()),
-                ("collection_name", removal.collection_name.clone()),
-            ]);
-        }
-    }
-
-    /// Copy each alias's value to its option; the alias key stays, as in ansible-core.
-    fn resolve_aliases(&self, out: &mut Outcome) {
+    /// Copy each alias's value to its option (the alias key stays, as in ansible-core);
+    /// (option, alias) for each option given under both names.
+    pub(super) fn resolve_aliases(&self, params: &mut Params) -> Vec<(String, String)> {
+        let mut both = Vec::new();
         for option in &self.options {
             for alias in &option.aliases {
-                if let Some(value) = out.params.get(alias).cloned() {
-                    if out.params.contains_key(&option.name) {
-                        out.alias_warnings.push((option.name.clone(), alias.clone()));
+                if let Some(value) = params.get(alias).cloned() {
+                    if params.contains_key(&option.name) {
+                        both.push((option.name.clone(), alias.clone()));
                     }
-                    out.params.insert(option.name.clone(), value);
+                    params.insert(option.name.clone(), value);
                 }
             }
         }
+        both
     }
 
     /// Options not given get their default: first only the non-None ones, at the end all.
-    fn set_defaults(&self, out: &mut Outcome, all: bool) -> Result<(), Unhandled> {
+    fn set_defaults(&self, params: &mut Params, out: &mut Outcome, all: bool) -> Result<(), Unhandled> {
         for option in &self.options {
-            if out.params.contains_key(&option.name) || !(all || option.default != Value::None) {
+            if params.contains_key(&option.name) || !(all || option.default != Value::None) {
                 continue;
             }
             if option.no_log && option.default.truthy() {
                 secret_strings(&option.default, &mut out.no_log_values)?;
             }
-            out.params.insert(option.name.clone(), option.default.clone());
+            params.insert(option.name.clone(), option.default.clone());
         }
         Ok(())
     }
 
-    fn check_type(&self, option: &OptionSpec, out: &mut Outcome, cx: &Context<'_>) -> Result<(), Unhandled> {
-        let Some(value) = out.params.get(&option.name) else { return Ok(()) };
+    fn check_type(
+        &self,
+        option: &OptionSpec,
+        params: &mut Params,
+        out: &mut Outcome,
+        cx: &Context<'_>,
+        context: &[String],
+    ) -> Result<(), Unhandled> {
+        let Some(value) = params.get(&option.name) else { return Ok(()) };
         if *value == Value::None && !option.required && option.default == Value::None {
             return Ok(());
         }
+        let found_in = |quote: &str, stop: &str| {
+            if context.is_empty() {
+                String::new()
+            } else {
+                format!(" found in {quote}{}{quote}{stop}", context.join(" -> "))
+            }
+        };
         let converted = match cx.convert(option.kind, value)? {
             Ok(converted) => converted,
             Err(reason) => {
                 let message = format!(
-                    "argument '{}' is of type {} and we were unable to convert to {}: {reason}",
+                    "argument '{}' is of type {}{} and we were unable to convert to {}: {reason}",
                     option.name,
                     value.type_name(),
+                    found_in("'", "."),
                     self.type_name(option.kind)
                 );
                 out.errors.push((ErrorKind::ArgumentType, message));
@@ -218,8 +258,9 @@ impl CompiledSpec {
                         Err(reason) => out.errors.push((
                             ErrorKind::Element,
                             format!(
-                                "Elements value for option '{}' is of type {} and we were unable to convert to {}: {reason}",
+                                "Elements value for option '{}'{} is of type {} and we were unable to convert to {}: {reason}",
                                 option.name,
+                                found_in("'", ""),
                                 item.type_name(),
                                 self.type_name(kind)
                             ),
@@ -231,23 +272,8 @@ impl CompiledSpec {
             (Some(_), _) => return Err(Unhandled("value: elements of a non-list")),
             (None, converted) => converted,
         };
-        out.params.insert(option.name.clone(), converted);
+        params.insert(option.name.clone(), converted);
         Ok(())
-    }
-
-    fn unsupported_message(&self, unsupported: &[String]) -> String {
-        let mut names: Vec<&str> = unsupported.iter().map(String::as_str).collect();
-        names.sort_unstable();
-        names.dedup();
-        let mut supported: Vec<&str> = self.options.iter().map(|o| o.name.as_str()).collect();
-        supported.sort_unstable();
-        let mut text = supported.join(", ");
-        let mut aliases: Vec<&str> = self.aliases.iter().map(|(a, _)| a.as_str()).collect();
-        if !aliases.is_empty() {
-            aliases.sort_unstable();
-            text.push_str(&format!(" ({})", aliases.join(", ")));
-        }
-        format!("{}. Supported parameters include: {text}.", names.join(", "))
     }
 }
 
@@ -259,8 +285,13 @@ fn text_of(value: &Value) -> Result<String, Unhandled> {
     value.scalar_text().ok_or(Unhandled("value: choice error showing a float or container"))
 }
 
-fn check_choices(option: &OptionSpec, out: &mut Outcome) -> Result<(), Unhandled> {
-    let (Some(choices), Some(value)) = (&option.choices, out.params.get(&option.name)) else {
+fn check_choices(
+    option: &OptionSpec,
+    params: &mut Params,
+    out: &mut Outcome,
+    context: &[String],
+) -> Result<(), Unhandled> {
+    let (Some(choices), Some(value)) = (&option.choices, params.get(&option.name)) else {
         return Ok(());
     };
     let choices_text = || -> Result<String, Unhandled> {
@@ -276,7 +307,7 @@ fn check_choices(option: &OptionSpec, out: &mut Outcome) -> Result<(), Unhandled
                 choices_text()?,
                 diff_text.join(", ")
             );
-            out.errors.push((ErrorKind::ArgumentValue, message));
+            out.errors.push((ErrorKind::ArgumentValue, in_context(message, context)));
         }
         return Ok(());
     }
@@ -289,7 +320,7 @@ fn check_choices(option: &OptionSpec, out: &mut Outcome) -> Result<(), Unhandled
         if value == Value::Str(text.into()) {
             if let Some(only) = single_boolean_choice(choices, set)? {
                 value = only;
-                out.params.insert(option.name.clone(), value.clone());
+                params.insert(option.name.clone(), value.clone());
             }
         }
     }
@@ -300,7 +331,7 @@ fn check_choices(option: &OptionSpec, out: &mut Outcome) -> Result<(), Unhandled
             choices_text()?,
             text_of(&value)?
         );
-        out.errors.push((ErrorKind::ArgumentValue, message));
+        out.errors.push((ErrorKind::ArgumentValue, in_context(message, context)));
     }
     Ok(())
 }
@@ -329,7 +360,7 @@ fn single_boolean_choice(choices: &[Value], set: &[&str]) -> Result<Option<Value
 }
 
 /// `_return_datastructure_name`: the strings a no_log value contributes.
-fn secret_strings(value: &Value, into: &mut Vec<String>) -> Result<(), Unhandled> {
+pub(super) fn secret_strings(value: &Value, into: &mut Vec<String>) -> Result<(), Unhandled> {
     match value {
         Value::Str(s) if !s.is_empty() => into.push(s.clone()),
         Value::Str(_) | Value::None | Value::Bool(_) => {}
@@ -420,7 +451,7 @@ mod tests {
         let kinds: Vec<ErrorKind> = out.errors.iter().map(|(k, _)| *k).collect();
         assert_eq!(
             kinds,
-            [ErrorKind::Required, ErrorKind::ArgumentType, ErrorKind::ArgumentValue, ErrorKind::Unsupported]
+            [ErrorKind::Required, ErrorKind::ArgumentType, ErrorKind::ArgumentValue]
         );
         assert_eq!(out.errors[0].1, "missing required arguments: name");
         assert_eq!(
@@ -428,18 +459,16 @@ mod tests {
             "argument 'count' is of type NoneType and we were unable to convert to int: \"None\" cannot be converted to an int"
         );
         assert_eq!(out.errors[2].1, "value of state must be one of: present, absent, got: gone");
-        assert_eq!(
-            out.errors[3].1,
-            "bogus. Supported parameters include: count, name, secret, state (n)."
-        );
-        assert_eq!(out.unsupported, ["bogus"]);
+        assert_eq!(out.unsupported.len(), 1);
+        assert_eq!(out.unsupported[0].paths, [vec!["bogus".to_string()]]);
+        assert_eq!(out.unsupported[0].aliases, [("n".to_string(), "name".to_string())]);
         assert_eq!(out.no_log_values, ["pw"]);
     }
 
     #[test]
     fn unhandled_specs_name_their_reason() {
         let sub = spec(vec![("a", option(&[("options", Value::Dict(Params::default()))]))]);
-        assert_eq!(CompiledSpec::compile(&sub).unwrap_err(), Unhandled("spec: options"));
+        assert_eq!(CompiledSpec::compile(&sub).unwrap_err(), Unhandled("spec: options on an option that is not a dict"));
         let both = spec(vec![("a", option(&[("required", Value::Bool(true)), ("default", s("x"))]))]);
         assert_eq!(CompiledSpec::compile(&both).unwrap_err(), Unhandled("spec: required with default"));
         let mut callable = spec(vec![("a", option(&[]))]);

@@ -260,8 +260,9 @@ struct CompiledArgSpec {
 
 #[pymethods]
 impl CompiledArgSpec {
-    /// `(validated, [(error class name, message)], unsupported, no_log values,
-    /// [(option, alias)], [deprecation dict])`, or the reason (str) this call is left to ansible-core.
+    /// `(validated, [(error class name, message)], [(unsupported names or paths, supported
+    /// names, [(alias, option)])], no_log values, [(option, alias)], [deprecation dict],
+    /// [message to warn()])`, or the reason (str) this call is left to ansible-core.
     fn validate<'py>(&self, py: Python<'py>, parameters: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         guard("argspec validate", || {
             let checkers = CoreCheckers {
@@ -294,13 +295,25 @@ impl CompiledArgSpec {
                 }
                 deprecations.append(dict)?;
             }
+            let unsupported = PyList::empty(py);
+            for group in &out.unsupported {
+                let paths = PyList::empty(py);
+                for path in &group.paths {
+                    match path.as_slice() {
+                        [name] => paths.append(name)?,
+                        _ => paths.append(PyTuple::new(py, path)?)?,
+                    }
+                }
+                unsupported.append((paths, &group.supported, &group.aliases))?;
+            }
             let tuple = (
                 validated_to_python(py, &self.spec, &self.names, &out.params)?,
                 errors,
-                out.unsupported,
+                unsupported,
                 out.no_log_values,
                 out.alias_warnings,
                 deprecations,
+                out.warnings_to_emit,
             );
             Ok(tuple.into_pyobject(py)?.into_any())
         })

@@ -98,7 +98,11 @@ def test_cross_option_checks_native(params):
 @pytest.mark.parametrize(
     "spec,params,checks,reason",
     [
-        ({"a": {"type": "dict", "options": {"b": {}}}}, {"a": {"b": 1}}, {}, "spec: options"),
+        ({"a": {"type": "dict", "options": {"b": {"fallback": (None,)}}}}, {"a": {}}, {}, "spec: fallback inside options"),
+        ({"a": {"type": "dict", "options": {"b": {"type": int}}}}, {"a": {}}, {}, "spec: value that is not plain data"),
+        ({"a": {"type": "str", "options": {"b": {}}}}, {"a": "x"}, {}, "spec: options on an option that is not a dict"),
+        ({"a": {"type": "dict", "options": {"b": {}}}}, {"a": "b=1"}, {}, "value: sub-option value that is not a dict"),
+        ({"a": {"type": "list", "elements": "dict", "options": {"b": {}}}}, {"a": [{"b": 1}, 5]}, {}, "value: sub-option value that is not a dict"),
         ({"a": {"type": lambda v: (v,)}}, {"a": 1}, {}, "value: checker result not plain data"),
         ({"a": {"type": _boom_on_call}}, {"a": 1}, {}, "value: checker raised another exception"),
         ({"a": {"fallback": (lambda: (1, 2),)}}, {}, {}, "value: not plain builtin data"),
