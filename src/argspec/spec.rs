@@ -212,6 +212,11 @@ impl CompiledSpec {
         self.options.iter().any(|o| o.fallback)
     }
 
+    /// Whether any option has sub-options (validated in place by ansible-core).
+    pub fn has_sub_options(&self) -> bool {
+        self.options.iter().any(|o| o.sub.is_some())
+    }
+
     /// Whether `name` is an option or an alias (ansible-core's legal inputs).
     pub fn is_legal(&self, name: &str) -> bool {
         self.index.contains_key(name) || self.aliases.iter().any(|(a, _)| a == name)

@@ -135,7 +135,8 @@ impl CompiledSpec {
                 found_deprecated.push(alias);
             }
         }
-        for (option, alias) in self.resolve_aliases(params) {
+        let (both, shared) = self.resolve_aliases(params);
+        for (option, alias) in both {
             out.warnings_to_emit.push(format!("Both option {prefix}{option} and its alias {prefix}{alias} are set."));
         }
         for alias in found_deprecated {
@@ -144,6 +145,7 @@ impl CompiledSpec {
         self.collect_no_log(params, out)?;
         self.collect_unsupported(params, context, out);
         self.check_level(params, cx, context, out)?;
-        self.validate_sub_options(params, cx, prefix, context, out, deferred)
+        self.validate_sub_options(params, cx, prefix, context, out, deferred)?;
+        self.share_alias_values(params, shared)
     }
 }

@@ -58,6 +58,15 @@ impl ErrorKind {
     }
 }
 
+/// An alias given for an option with sub-options, with the dict or list it was given.
+pub(super) struct SharedAlias {
+    option: usize,
+    alias: String,
+    given: Value,
+}
+
+const ALIASED: Unhandled = Unhandled("value: aliased sub-options list of mixed items");
+
 /// Everything a `ValidationResult` holds, for the glue to build one.
 #[derive(Debug, Clone, Default)]
 pub struct Outcome {
@@ -121,13 +130,15 @@ impl CompiledSpec {
                 out.deprecations.push(alias_deprecation(&alias.name, alias));
             }
         }
-        out.alias_warnings = self.resolve_aliases(&mut params);
+        let (both, shared) = self.resolve_aliases(&mut params);
+        out.alias_warnings = both;
         self.collect_no_log(&params, &mut out)?;
         self.collect_deprecations(&params, "", &mut out);
         self.collect_unsupported(&params, &[], &mut out);
         self.check_level(&mut params, cx, &[], &mut out)?;
         let mut deferred = Vec::new();
         self.validate_sub_options(&mut params, cx, "", &mut Vec::new(), &mut out, &mut deferred)?;
+        self.share_alias_values(&mut params, shared)?;
         out.deprecations.extend(deferred);
         out.params = params;
         Ok(out)
@@ -186,20 +197,60 @@ impl CompiledSpec {
     }
 
     /// Copy each alias's value to its option (the alias key stays, as in ansible-core);
-    /// (option, alias) for each option given under both names.
-    pub(super) fn resolve_aliases(&self, params: &mut Params) -> Vec<(String, String)> {
+    /// (option, alias) for each option given under both names, and the aliases whose value
+    /// ansible-core would share with a sub-options option (see `share_alias_values`).
+    pub(super) fn resolve_aliases(&self, params: &mut Params) -> (Vec<(String, String)>, Vec<SharedAlias>) {
         let mut both = Vec::new();
-        for option in &self.options {
+        let mut shared = Vec::new();
+        for (index, option) in self.options.iter().enumerate() {
+            let mut last = None;
             for alias in &option.aliases {
                 if let Some(value) = params.get(alias).cloned() {
                     if params.contains_key(&option.name) {
                         both.push((option.name.clone(), alias.clone()));
                     }
+                    if option.sub.is_some() && matches!(value, Value::Dict(_) | Value::List(_)) {
+                        last = Some(SharedAlias { option: index, alias: alias.clone(), given: value.clone() });
+                    } else {
+                        last = None;
+                    }
                     params.insert(option.name.clone(), value);
                 }
             }
+            shared.extend(last);
         }
-        both
+        (both, shared)
+    }
+
+    /// In ansible-core an alias and its option hold the same dict/list object, and sub-option
+    /// validation changes the dicts in place, so the alias key ends up showing them too.
+    pub(super) fn share_alias_values(&self, params: &mut Params, shared: Vec<SharedAlias>) -> Result<(), Unhandled> {
+        for SharedAlias { option, alias, given } in shared {
+            let option = &self.options[option];
+            let Some(now) = params.get(&option.name).cloned() else { continue };
+            let seen = match (option.kind, given) {
+                (_, Value::Dict(_)) => now,
+                (TypeKind::Dict, Value::List(_)) => now,
+                (_, Value::List(items)) => {
+                    // The option got a new list (its elements checked one by one) holding the
+                    // same dicts; other elements failed the check and stay only in the alias.
+                    let Value::List(converted) = now else { return Err(ALIASED) };
+                    let mut converted = converted.into_iter();
+                    let mut seen = Vec::with_capacity(items.len());
+                    for item in items {
+                        seen.push(match item {
+                            Value::Dict(_) => converted.next().ok_or(ALIASED)?,
+                            Value::Str(_) => return Err(ALIASED),
+                            other => other,
+                        });
+                    }
+                    Value::List(seen)
+                }
+                _ => continue,
+            };
+            params.insert(alias, seen);
+        }
+        Ok(())
     }
 
     /// Options not given get their default: first only the non-None ones, at the end all.

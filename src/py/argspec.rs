@@ -64,6 +64,29 @@ fn to_value(obj: &Bound<'_, PyAny>, mode: Mode, depth: usize) -> Result<Value, U
     Err(NOT_PLAIN)
 }
 
+/// Whether a dict or list object occurs twice among the parameters: ansible-core's deepcopy
+/// keeps such sharing, and sub-option validation changes dicts in place, which the core's
+/// copies do not reproduce.
+fn shares_containers(obj: &Bound<'_, PyAny>, seen: &mut std::collections::HashSet<usize>, depth: usize) -> bool {
+    if depth > MAX_DEPTH {
+        return true; // to_value refuses it anyway
+    }
+    let is_dict = obj.is_exact_instance_of::<PyDict>();
+    if !is_dict && !obj.is_exact_instance_of::<PyList>() {
+        return false;
+    }
+    if !seen.insert(obj.as_ptr() as usize) {
+        return true;
+    }
+    if let Ok(dict) = obj.cast_exact::<PyDict>() {
+        return dict.values().iter().any(|v| shares_containers(&v, seen, depth + 1));
+    }
+    match obj.cast_exact::<PyList>() {
+        Ok(list) => list.iter().any(|v| shares_containers(&v, seen, depth + 1)),
+        Err(_) => false,
+    }
+}
+
 fn to_params(dict: &Bound<'_, PyDict>, mode: Mode, depth: usize) -> Result<Params, Unhandled> {
     let mut params = Params::with_capacity_and_hasher(dict.len(), Default::default());
     for (key, value) in dict.iter() {
@@ -272,6 +295,11 @@ impl CompiledArgSpec {
                 interrupt: std::cell::RefCell::new(None),
             };
             let outcome = match parameters.cast_exact::<PyDict>() {
+                Ok(dict) if self.spec.has_sub_options()
+                    && shares_containers(dict.as_any(), &mut Default::default(), 0) =>
+                {
+                    Err(Unhandled("value: container shared between parameters"))
+                }
                 Ok(dict) => to_params(dict, Mode::Params, 1).and_then(|params| {
                     let cx = Context { flavor: &self.flavor, delegate: &checkers };
                     self.spec.validate(params, &cx)

@@ -25,7 +25,7 @@ values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3) | st.di
 
 
 @st.composite
-def specs(draw):
+def specs(draw, depth=0):
     names = draw(st.lists(st.sampled_from(NAMES), min_size=1, max_size=5, unique=True))
     free_aliases = list(ALIASES)
     spec = {}
@@ -50,8 +50,35 @@ def specs(draw):
             option[draw(st.sampled_from(["removed_in_version", "removed_at_date"]))] = "2.99"
         if draw(st.integers(0, 3)) == 0:
             option["no_log"] = True
+        if depth < 2 and draw(st.integers(0, 3)) == 0:
+            option.pop("default", None)
+            option.pop("choices", None)
+            option.pop("elements", None)
+            if draw(st.booleans()):
+                option["type"] = "dict"
+            else:
+                option.update(type="list", elements="dict")
+            option["options"] = draw(specs(depth + 1))
+            if draw(st.booleans()):
+                option["apply_defaults"] = True
+            option.update(draw(checks))
         spec[name] = option
     return spec
+
+
+@st.composite
+def params_for(draw, spec):
+    """Parameters shaped by the spec (sub-dicts for sub-options), with unknown keys and noise."""
+    keys = list(spec) + ALIASES + ["unknown"]
+    params = {}
+    for key in draw(st.lists(st.sampled_from(keys), max_size=6, unique=True)):
+        option = spec.get(key) or next((o for o in spec.values() if key in o.get("aliases", ())), None)
+        if option and "options" in option and draw(st.integers(0, 4)):
+            one = params_for(option["options"])
+            params[key] = draw(one) if option["type"] == "dict" and draw(st.integers(0, 3)) else draw(st.lists(one, max_size=3))
+        else:
+            params[key] = draw(values)
+    return params
 
 
 def groups(draw_names):
@@ -78,8 +105,9 @@ def test_generated_specs_match_pure_python():
     before = _counters.snapshot()["argspec"]["native"]
 
     @settings(max_examples=int(os.environ.get("ARGSPEC_EXAMPLES", "400")), derandomize=not os.environ.get("ARGSPEC_RANDOM"), deadline=None, suppress_health_check=list(HealthCheck))
-    @given(specs(), param_sets, checks)
-    def check(spec, params, cross_checks):
+    @given(st.data(), specs(), checks)
+    def check(data, spec, cross_checks):
+        params = data.draw(params_for(spec) if data.draw(st.integers(0, 3)) else param_sets)
         compare(spec, params, cross_checks)
 
     check()
