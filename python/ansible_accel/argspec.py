@@ -31,6 +31,24 @@ def booleans_text() -> str:
     return _booleans_text
 
 
+_no_log_default_strings: bool | None = None
+
+
+def no_log_default_strings() -> bool:
+    """Whether this ansible-core records the strings of a no_log default (2.21+) rather than
+    the default itself (2.19), asked of its own ``_set_defaults``."""
+    global _no_log_default_strings
+    if _no_log_default_strings is None:
+        from ansible.module_utils.common import parameters
+
+        try:
+            found = parameters._set_defaults({"probe": {"no_log": True, "default": ["text"]}}, {})
+        except TypeError:  # the list itself went into a set
+            found = None
+        _no_log_default_strings = found == {"text"}
+    return _no_log_default_strings
+
+
 def compile_spec(validator: t.Any) -> t.Any:
     """The compiled spec for ``validator``, or the reason (str) it is not handled."""
     try:
@@ -49,7 +67,9 @@ def compile_spec(validator: t.Any) -> t.Any:
     try:
         from ansible.module_utils.common import parameters
 
-        native = _native.argspec_compile(*sources, booleans_text(), parameters.DEFAULT_TYPE_VALIDATORS)
+        native = _native.argspec_compile(
+            *sources, booleans_text(), parameters.DEFAULT_TYPE_VALIDATORS, no_log_default_strings()
+        )
         compiled = native if isinstance(native, str) else Compiled(native)
     except Exception:  # noqa: BLE001 - the pure path will raise whatever ansible-core raises
         compiled = "spec: native compile error"

@@ -42,4 +42,6 @@ pub struct CoreFlavor {
     /// `', '.join(repr(i) for i in BOOLEANS)` as the running interpreter iterates that set:
     /// part of the bool conversion error, and set order depends on the hash seed.
     pub booleans_text: String,
+    /// A no_log default contributes its strings (2.21+); 2.19 adds the default object whole.
+    pub no_log_default_strings: bool,
 }

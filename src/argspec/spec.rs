@@ -277,10 +277,6 @@ fn compile_option(
     if required && default != Value::None {
         return Err(Unhandled("spec: required with default"));
     }
-    // 2.19 records a no_log default whole, later versions its strings: same only for a str.
-    if no_log && default.truthy() && !matches!(default, Value::Str(_)) {
-        return Err(Unhandled("spec: no_log default that is not a str"));
-    }
     Ok(OptionSpec {
         name: name.to_owned(),
         kind,

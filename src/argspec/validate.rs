@@ -155,7 +155,7 @@ impl CompiledSpec {
     ) -> Result<(), Unhandled> {
         let exclusive = checks::mutually_exclusive(&self.mutually_exclusive, params);
         out.check(ErrorKind::MutuallyExclusive, exclusive, context);
-        self.set_defaults(params, out, false)?;
+        self.set_defaults(params, out, cx, false)?;
         let required = self.options.iter().filter(|o| o.required).map(|o| o.name.as_str());
         let missing = checks::required_arguments(required, params);
         out.check(ErrorKind::Required, missing, context);
@@ -175,7 +175,7 @@ impl CompiledSpec {
         for (kind, message) in found {
             out.check(kind, message, context);
         }
-        self.set_defaults(params, out, true)
+        self.set_defaults(params, out, cx, true)
     }
 
     /// Keys of `params` that are neither options nor aliases.
@@ -254,13 +254,17 @@ impl CompiledSpec {
     }
 
     /// Options not given get their default: first only the non-None ones, at the end all.
-    fn set_defaults(&self, params: &mut Params, out: &mut Outcome, all: bool) -> Result<(), Unhandled> {
+    fn set_defaults(&self, params: &mut Params, out: &mut Outcome, cx: &Context<'_>, all: bool) -> Result<(), Unhandled> {
         for option in &self.options {
             if params.contains_key(&option.name) || !(all || option.default != Value::None) {
                 continue;
             }
             if option.no_log && option.default.truthy() {
-                secret_strings(&option.default, &mut out.no_log_values)?;
+                match &option.default {
+                    Value::Str(s) => out.no_log_values.push(s.clone()),
+                    _ if cx.flavor.no_log_default_strings => secret_strings(&option.default, &mut out.no_log_values)?,
+                    _ => return Err(Unhandled("value: no_log default that is not a str (2.19)")),
+                }
             }
             params.insert(option.name.clone(), option.default.clone());
         }

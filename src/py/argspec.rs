@@ -240,7 +240,7 @@ fn guard<T>(what: &str, f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
 
 /// A compiled spec, or the reason (str) the spec is left to ansible-core.
 #[pyfunction]
-#[pyo3(signature = (argument_spec, mutually_exclusive, required_together, required_one_of, required_if, required_by, booleans_text, type_validators))]
+#[pyo3(signature = (argument_spec, mutually_exclusive, required_together, required_one_of, required_if, required_by, booleans_text, type_validators, no_log_default_strings))]
 fn argspec_compile<'py>(
     py: Python<'py>,
     argument_spec: &Bound<'py, PyAny>,
@@ -251,6 +251,7 @@ fn argspec_compile<'py>(
     required_by: &Bound<'py, PyAny>,
     booleans_text: String,
     type_validators: Bound<'py, PyAny>,
+    no_log_default_strings: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     guard("argspec compile", || {
         let checks = [mutually_exclusive, required_together, required_one_of, required_if, required_by];
@@ -259,7 +260,7 @@ fn argspec_compile<'py>(
             .and_then(|input| CompiledSpec::compile(&input));
         match compiled {
             Ok(spec) => {
-                let flavor = CoreFlavor { booleans_text };
+                let flavor = CoreFlavor { booleans_text, no_log_default_strings };
                 let validators = type_validators.unbind();
                 let compiled = CompiledArgSpec { spec, flavor, names, validators, callables };
                 Ok(Bound::new(py, compiled)?.into_any())
