@@ -62,6 +62,65 @@ COPY_PARAMS = {"src": "/tmp/ansible-tmp/source", "dest": "/etc/motd", "mode": "0
 COPY_CHECKS = {"mutually_exclusive": [["content", "src"]], "required_one_of": [["content", "src", "_original_basename"]]}
 
 
+# A nested spec in the style of cloud collection modules (lists of dicts with sub-options).
+NESTED_SPEC = {
+    "name": {"type": "str", "required": True},
+    "state": {"type": "str", "choices": ["present", "absent", "running", "stopped"], "default": "present"},
+    "instance_type": {"type": "str", "default": "t3.micro"},
+    "tags": {"type": "dict", "aliases": ["resource_tags"]},
+    "purge_tags": {"type": "bool", "default": True},
+    "wait": {"type": "bool", "default": True},
+    "wait_timeout": {"type": "int", "default": 600},
+    "network": {
+        "type": "dict",
+        "options": {
+            "assign_public_ip": {"type": "bool"},
+            "private_ip_address": {"type": "str"},
+            "subnet_id": {"type": "str"},
+            "security_groups": {"type": "list", "elements": "str"},
+            "delete_on_termination": {"type": "bool", "default": True},
+        },
+    },
+    "volumes": {
+        "type": "list",
+        "elements": "dict",
+        "options": {
+            "device_name": {"type": "str", "required": True},
+            "ebs": {
+                "type": "dict",
+                "options": {
+                    "volume_size": {"type": "int"},
+                    "volume_type": {"type": "str", "choices": ["gp2", "gp3", "io1", "st1"], "default": "gp3"},
+                    "delete_on_termination": {"type": "bool", "default": True},
+                    "encrypted": {"type": "bool"},
+                    "iops": {"type": "int"},
+                },
+            },
+        },
+    },
+    "user_data": {"type": "str"},
+    "metadata_options": {
+        "type": "dict",
+        "apply_defaults": True,
+        "options": {
+            "http_endpoint": {"choices": ["enabled", "disabled"], "default": "enabled"},
+            "http_tokens": {"choices": ["optional", "required"], "default": "optional"},
+            "http_put_response_hop_limit": {"type": "int", "default": 1},
+        },
+    },
+}
+NESTED_PARAMS = {
+    "name": "web-1",
+    "state": "running",
+    "tags": {"env": "prod", "team": "web"},
+    "network": {"assign_public_ip": "yes", "subnet_id": "subnet-1", "security_groups": "sg-1,sg-2"},
+    "volumes": [
+        {"device_name": "/dev/sda1", "ebs": {"volume_size": "20", "volume_type": "gp3"}},
+        {"device_name": "/dev/sdb", "ebs": {"volume_size": 100, "encrypted": True}},
+    ],
+}
+
+
 def _observe(result) -> tuple:
     return (
         result.validated_parameters,
@@ -89,6 +148,7 @@ def run(quick: bool) -> list[Row]:
         ("5-option spec", FIVE, FIVE_PARAMS, {}),
         ("file-like spec", FILE_SPEC, FILE_PARAMS, {}),
         ("copy-like spec", COPY_SPEC, COPY_PARAMS, COPY_CHECKS),
+        ("nested spec", NESTED_SPEC, NESTED_PARAMS, {}),
     ]
     for name, spec, params, checks in cases:
         validator = arg_spec.ArgumentSpecValidator(spec, **checks)
