@@ -27,7 +27,11 @@ pub struct SpecInput {
     /// (option index, "type" or "elements") -> callable index, for callables used as type.
     pub callable_fields: HashMap<(usize, String), usize>,
     /// `getattr(f, '__name__', str(type(f)))` of each callable: its name in error messages.
+    /// Only the top input's list is read; callables of every depth are indexed into it.
     pub callable_names: Vec<String>,
+    /// option index -> its `options`, when the glue converted them itself (a sub-spec with
+    /// callables); otherwise `options` is a plain value among the option's fields.
+    pub sub_inputs: HashMap<usize, SpecInput>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,23 +171,24 @@ const MAX_NESTING: usize = 32;
 
 impl CompiledSpec {
     pub fn compile(input: &SpecInput) -> Result<CompiledSpec, Unhandled> {
-        Self::compile_at(input, 0)
+        Self::compile_at(input, 0, &input.callable_names)
     }
 
-    fn compile_at(input: &SpecInput, depth: usize) -> Result<CompiledSpec, Unhandled> {
+    fn compile_at(input: &SpecInput, depth: usize, callable_names: &[String]) -> Result<CompiledSpec, Unhandled> {
         if depth > MAX_NESTING {
             return Err(Unhandled("spec: options nested too deeply"));
         }
         let mut options = Vec::with_capacity(input.options.len());
         for (at, (name, fields)) in input.options.iter().enumerate() {
             let callable = |key: &str| input.callable_fields.get(&(at, key.to_owned())).copied();
-            options.push(compile_option(name, fields, callable, depth)?);
+            let given = Given { fields, sub_input: input.sub_inputs.get(&at), callable_names };
+            options.push(compile_option(name, given, callable, depth)?);
         }
         let aliases = alias_table(&options)?;
         let index = options.iter().enumerate().map(|(i, o)| (o.name.clone(), i)).collect();
         Ok(CompiledSpec {
             index,
-            callable_names: input.callable_names.clone(),
+            callable_names: callable_names.to_vec(),
             aliases,
             mutually_exclusive: term_groups(&input.mutually_exclusive)?,
             required_together: term_groups(&input.required_together)?,
@@ -250,12 +255,20 @@ fn type_kind(v: &Value) -> Result<Option<TypeKind>, Unhandled> {
     }
 }
 
+/// One option as given: its plain fields, and its sub-spec if the glue converted it.
+struct Given<'a> {
+    fields: &'a OptionInput,
+    sub_input: Option<&'a SpecInput>,
+    callable_names: &'a [String],
+}
+
 fn compile_option(
     name: &str,
-    fields: &OptionInput,
+    given: Given<'_>,
     callable: impl Fn(&str) -> Option<usize>,
     depth: usize,
 ) -> Result<OptionSpec, Unhandled> {
+    let fields = given.fields;
     if fields.keys().any(|k| !OPTION_KEYS.contains(&k.as_str())) {
         return Err(Unhandled("spec: other option key"));
     }
@@ -290,31 +303,35 @@ fn compile_option(
         fallback: fields.contains_key("fallback"),
         removal: removal(fields)?,
         deprecated_aliases: deprecated_aliases(plain(fields, "deprecated_aliases")?)?,
-        sub: sub_options(fields, kind, elements, depth)?,
+        sub: sub_options(&given, kind, elements, depth)?,
     })
 }
 
 /// The `options` of a dict option (or list with dict elements); ansible-core only reads the
 /// option-level checks and `apply_defaults` when there are options.
 fn sub_options(
-    fields: &OptionInput,
+    given: &Given<'_>,
     kind: TypeKind,
     elements: Option<TypeKind>,
     depth: usize,
 ) -> Result<Option<Box<SubOptions>>, Unhandled> {
-    let options = match plain(fields, "options")? {
-        Value::None => return Ok(None),
-        Value::Dict(options) => options,
-        _ => return Err(Unhandled("spec: options not a dict")),
+    let fields = given.fields;
+    let mut input = match (given.sub_input, plain(fields, "options")?) {
+        (Some(sub), _) => sub.clone(),
+        (None, Value::None) => return Ok(None),
+        (None, Value::Dict(options)) => {
+            let mut input = SpecInput::default();
+            for (name, option) in options {
+                let Value::Dict(option) = option else { return Err(Unhandled("spec: option not a dict")) };
+                input.options.push((name.clone(), option.iter().map(|(k, v)| (k.clone(), Some(v.clone()))).collect()));
+            }
+            input
+        }
+        (None, _) => return Err(Unhandled("spec: options not a dict")),
     };
     let holds_dicts = kind == TypeKind::Dict || (kind == TypeKind::List && elements == Some(TypeKind::Dict));
     if !holds_dicts {
         return Err(Unhandled("spec: options on an option that is not a dict"));
-    }
-    let mut input = SpecInput::default();
-    for (name, option) in options {
-        let Value::Dict(option) = option else { return Err(Unhandled("spec: option not a dict")) };
-        input.options.push((name.clone(), option.iter().map(|(k, v)| (k.clone(), Some(v.clone()))).collect()));
     }
     let check = |key: &str| plain(fields, key).map(|v| Some(v.clone()));
     input.mutually_exclusive = check("mutually_exclusive")?;
@@ -323,7 +340,7 @@ fn sub_options(
     input.required_if = check("required_if")?;
     input.required_by = check("required_by")?;
     Ok(Some(Box::new(SubOptions {
-        spec: CompiledSpec::compile_at(&input, depth + 1)?,
+        spec: CompiledSpec::compile_at(&input, depth + 1, given.callable_names)?,
         apply_defaults: flag(plain(fields, "apply_defaults")?)?,
     })))
 }

@@ -161,31 +161,8 @@ fn spec_input(
     callables: &mut Vec<Py<PyAny>>,
     names: &mut Vec<Py<PyString>>,
 ) -> Result<SpecInput, Unhandled> {
-    let spec = argument_spec.cast_exact::<PyDict>().map_err(|_| Unhandled("spec: not a dict"))?;
     let mut input = SpecInput::default();
-    for (name_object, option) in spec.iter() {
-        let name_object = name_object
-            .cast_exact::<PyString>()
-            .map_err(|_| Unhandled("spec: option name not a str"))?;
-        let name: String = name_object
-            .extract()
-            .map_err(|_| Unhandled("spec: option name with surrogates"))?;
-        names.push(name_object.clone().unbind());
-        let option = option.cast_exact::<PyDict>().map_err(|_| Unhandled("spec: option not a dict"))?;
-        let mut fields = crate::argspec::OptionInput::default();
-        for (key, value) in option.iter() {
-            let key: String = key.extract().map_err(|_| Unhandled("spec: option key not a str"))?;
-            if (key == "type" || key == "elements") && value.is_callable() {
-                input.callable_fields.insert((input.options.len(), key.clone()), callables.len());
-                input.callable_names.push(callable_name(&value)?);
-                callables.push(value.unbind());
-                fields.insert(key, None);
-                continue;
-            }
-            fields.insert(key, to_value(&value, Mode::Spec, 0).ok());
-        }
-        input.options.push((name, fields));
-    }
+    options_input(argument_spec, &mut input, callables, Some(names), 0)?;
     let [me, rt, roo, ri, rb] = checks.map(|c| to_value(c, Mode::Spec, 0).ok());
     input.mutually_exclusive = me;
     input.required_together = rt;
@@ -193,6 +170,62 @@ fn spec_input(
     input.required_if = ri;
     input.required_by = rb;
     Ok(input)
+}
+
+/// The options of a spec (or of an `options` sub-spec) into `input`.  Callables used as type
+/// are kept in `callables` and their names in the top input, indexed alike at every depth.
+fn options_input(
+    spec: &Bound<'_, PyAny>,
+    input: &mut SpecInput,
+    callables: &mut Vec<Py<PyAny>>,
+    mut names: Option<&mut Vec<Py<PyString>>>,
+    depth: usize,
+) -> Result<(), Unhandled> {
+    if depth > MAX_DEPTH {
+        return Err(Unhandled("spec: options nested too deeply"));
+    }
+    let spec = spec.cast_exact::<PyDict>().map_err(|_| Unhandled("spec: not a dict"))?;
+    for (name_object, option) in spec.iter() {
+        let name_object = name_object
+            .cast_exact::<PyString>()
+            .map_err(|_| Unhandled("spec: option name not a str"))?;
+        let name: String = name_object
+            .extract()
+            .map_err(|_| Unhandled("spec: option name with surrogates"))?;
+        if let Some(names) = names.as_deref_mut() {
+            names.push(name_object.clone().unbind());
+        }
+        let option = option.cast_exact::<PyDict>().map_err(|_| Unhandled("spec: option not a dict"))?;
+        let at = input.options.len();
+        let mut fields = crate::argspec::OptionInput::default();
+        for (key, value) in option.iter() {
+            let key: String = key.extract().map_err(|_| Unhandled("spec: option key not a str"))?;
+            if (key == "type" || key == "elements") && value.is_callable() {
+                input.callable_fields.insert((at, key.clone()), callables.len());
+                input.callable_names.push(callable_name(&value)?);
+                callables.push(value.unbind());
+                fields.insert(key, None);
+                continue;
+            }
+            if key == "options" && value.is_exact_instance_of::<PyDict>() {
+                let mut sub = SpecInput::default();
+                options_input(&value, &mut sub, callables, None, depth + 1)?;
+                // Names of callables met below belong to the one list every level indexes.
+                input.callable_names.append(&mut sub.callable_names);
+                input.sub_inputs.insert(at, sub);
+                continue;
+            }
+            // Values that end up in the result keep their exact types (a tuple stays opaque).
+            let copied = matches!(
+                key.as_str(),
+                "default" | "deprecated_aliases" | "removed_in_version" | "removed_at_date" | "removed_from_collection"
+            );
+            let mode = if copied { Mode::Params } else { Mode::Spec };
+            fields.insert(key, to_value(&value, mode, 0).ok());
+        }
+        input.options.push((name, fields));
+    }
+    Ok(())
 }
 
 /// Conversions the core gives up on, done by ansible-core's own checker

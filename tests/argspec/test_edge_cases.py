@@ -99,7 +99,9 @@ def test_cross_option_checks_native(params):
     "spec,params,checks,reason",
     [
         ({"a": {"type": "dict", "options": {"b": {"fallback": (None,)}}}}, {"a": {}}, {}, "spec: fallback inside options"),
-        ({"a": {"type": "dict", "options": {"b": {"type": int}}}}, {"a": {}}, {}, "spec: value that is not plain data"),
+        ({"a": {"type": "dict", "options": {"b": {"default": (1, 2)}}}}, {"a": {}}, {}, "spec: value that is not plain data"),
+        ({"a": {"type": "raw", "default": (1, "x")}}, {}, {}, "spec: value that is not plain data"),
+        ({"a": {"removed_in_version": (2, 30)}}, {"a": 1}, {}, "spec: value that is not plain data"),
         ({"a": {"type": "str", "options": {"b": {}}}}, {"a": "x"}, {}, "spec: options on an option that is not a dict"),
         ({"a": {"type": "dict", "options": {"b": {}}}}, {"a": "b=1"}, {}, "value: sub-option value that is not a dict"),
         ({"a": {"type": "list", "elements": "dict", "options": {"b": {}}}}, {"a": [{"b": 1}, 5]}, {}, "value: sub-option value that is not a dict"),

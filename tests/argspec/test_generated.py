@@ -39,7 +39,7 @@ def specs(draw, depth=0):
         if draw(st.booleans()):
             option["required"] = draw(st.booleans())
         if not option.get("required") and draw(st.booleans()):
-            option["default"] = draw(scalars)
+            option["default"] = draw(scalars | st.tuples(st.integers(0, 2)) | values)
         if draw(st.integers(0, 3)) == 0:
             option["choices"] = draw(st.lists(st.sampled_from(["a", "1", "yes", "no", 1, 0, True, None]), max_size=3))
         if free_aliases and draw(st.integers(0, 2)) == 0:

@@ -84,3 +84,33 @@ def test_nested_alias_warnings_emitted_alike():
         ansible_accel.install()
     assert native == pure
     assert any("settings.level and its alias settings.lvl" in w for w in native[2]), native[2]
+
+
+def _upper(value):
+    if not isinstance(value, str):
+        raise TypeError(f"{value!r} is not text")
+    return value.upper()
+
+
+CALLABLES = {
+    "top": {"type": _upper},
+    "outer": {
+        "type": "dict",
+        "options": {
+            "n": {"type": int},
+            "inner": {"type": "list", "elements": "dict", "options": {"s": {"type": _upper}, "f": {"type": float}}},
+            "names": {"type": "list", "elements": str},
+        },
+    },
+}
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"top": "a", "outer": {"n": "5", "inner": [{"s": "x", "f": "1.5"}, {"s": 3}], "names": [1, "b"]}},
+        {"top": 1, "outer": {"n": "x", "inner": [{"f": "nope"}]}},
+    ],
+)
+def test_callables_inside_sub_options_native(params):
+    compare(CALLABLES, params, expect_native=True)
