@@ -35,8 +35,8 @@ _no_log_default_strings: bool | None = None
 
 
 def no_log_default_strings() -> bool:
-    """Whether this ansible-core records the strings of a no_log default (2.21+) rather than
-    the default itself (2.19), asked of its own ``_set_defaults``."""
+    """Whether this ansible-core records the strings of a no_log default (2.22) rather than
+    the default itself (2.19, 2.21), asked of its own ``_set_defaults``."""
     global _no_log_default_strings
     if _no_log_default_strings is None:
         from ansible.module_utils.common import parameters

@@ -25,7 +25,16 @@ pub struct Unhandled(pub &'static str);
 /// conversion error text, or `Unhandled`.
 pub trait Delegate {
     fn convert(&self, kind: TypeKind, value: &Value, why: Unhandled) -> convert::Converted;
+
+    /// ansible-core's own `set_fallbacks` for the sub-spec the glue numbered `source`, on
+    /// one sub-parameter dict: the (key, value) pairs it adds and the no_log strings it finds.
+    fn fallbacks(&self, _source: usize, _params: &Params) -> Result<FallbackValues, Unhandled> {
+        Err(Unhandled("spec: fallback inside options"))
+    }
 }
+
+/// What `set_fallbacks` adds to a parameter dict, and the no_log values it reports.
+pub type FallbackValues = (Vec<(String, Value)>, Vec<String>);
 
 /// No one to delegate to: what the core cannot convert stays unhandled.
 pub struct NoDelegate;
@@ -42,6 +51,6 @@ pub struct CoreFlavor {
     /// `', '.join(repr(i) for i in BOOLEANS)` as the running interpreter iterates that set:
     /// part of the bool conversion error, and set order depends on the hash seed.
     pub booleans_text: String,
-    /// A no_log default contributes its strings (2.21+); 2.19 adds the default object whole.
+    /// A no_log default contributes its strings (2.22); 2.19 and 2.21 add the default whole.
     pub no_log_default_strings: bool,
 }

@@ -32,6 +32,8 @@ pub struct SpecInput {
     /// option index -> its `options`, when the glue converted them itself (a sub-spec with
     /// callables); otherwise `options` is a plain value among the option's fields.
     pub sub_inputs: HashMap<usize, SpecInput>,
+    /// For a sub-spec: the glue's number for its Python dict, for `Delegate::fallbacks`.
+    pub source: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,6 +159,8 @@ pub struct CompiledSpec {
     /// option name -> index, for lookups per parameter.
     index: FxHashMap<String, usize>,
     pub callable_names: Vec<String>,
+    /// The glue's number for this sub-spec's Python dict (see `SpecInput::source`).
+    pub source: Option<usize>,
 }
 
 const OPTION_KEYS: &[&str] = &[
@@ -184,11 +188,15 @@ impl CompiledSpec {
             let given = Given { fields, sub_input: input.sub_inputs.get(&at), callable_names };
             options.push(compile_option(name, given, callable, depth)?);
         }
+        if depth > 0 && input.source.is_none() && options.iter().any(|o| o.fallback) {
+            return Err(Unhandled("spec: fallback inside options"));
+        }
         let aliases = alias_table(&options)?;
         let index = options.iter().enumerate().map(|(i, o)| (o.name.clone(), i)).collect();
         Ok(CompiledSpec {
             index,
             callable_names: callable_names.to_vec(),
+            source: input.source,
             aliases,
             mutually_exclusive: term_groups(&input.mutually_exclusive)?,
             required_together: term_groups(&input.required_together)?,
@@ -272,9 +280,7 @@ fn compile_option(
     if fields.keys().any(|k| !OPTION_KEYS.contains(&k.as_str())) {
         return Err(Unhandled("spec: other option key"));
     }
-    if depth > 0 && fields.contains_key("fallback") {
-        return Err(Unhandled("spec: fallback inside options"));
-    }
+
     let kind_of = |key: &str| match callable(key) {
         Some(i) => Ok(Some(TypeKind::Callable(i))),
         None => type_kind(plain(fields, key)?),

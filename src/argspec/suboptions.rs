@@ -113,6 +113,11 @@ impl CompiledSpec {
             for (index, dict) in dicts.into_iter().enumerate() {
                 let at = if listed { format!("[{index}]") } else { String::new() };
                 let new_prefix = format!("{prefix}{}{at}.", option.name);
+                if let (Some(source), true) = (sub.spec.source, sub.spec.has_fallbacks()) {
+                    let (added, secrets) = cx.delegate.fallbacks(source, dict)?;
+                    dict.extend(added);
+                    out.no_log_values.extend(secrets);
+                }
                 sub.spec.validate_sub_level(dict, cx, &new_prefix, context, out, deferred)?;
             }
             context.pop();

@@ -15,6 +15,7 @@ pub struct Context<'a> {
     pub delegate: &'a dyn Delegate,
 }
 
+
 impl Context<'_> {
     fn convert(&self, kind: TypeKind, value: &Value) -> Converted {
         match convert(kind, value, self.flavor) {
@@ -263,7 +264,7 @@ impl CompiledSpec {
                 match &option.default {
                     Value::Str(s) => out.no_log_values.push(s.clone()),
                     _ if cx.flavor.no_log_default_strings => secret_strings(&option.default, &mut out.no_log_values)?,
-                    _ => return Err(Unhandled("value: no_log default that is not a str (2.19)")),
+                    _ => return Err(Unhandled("value: no_log default that is not a str (before 2.22)")),
                 }
             }
             params.insert(option.name.clone(), option.default.clone());

@@ -10,7 +10,8 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 use crate::argspec::convert::Converted;
 use crate::argspec::{
-    CompiledSpec, Context, CoreFlavor, Delegate, Params, SpecInput, TypeKind, Unhandled, Value,
+    CompiledSpec, Context, CoreFlavor, Delegate, FallbackValues, Params, SpecInput, TypeKind,
+    Unhandled, Value,
 };
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -160,9 +161,11 @@ fn spec_input(
     checks: [&Bound<'_, PyAny>; 5],
     callables: &mut Vec<Py<PyAny>>,
     names: &mut Vec<Py<PyString>>,
+    sub_specs: &mut Vec<Py<PyAny>>,
 ) -> Result<SpecInput, Unhandled> {
     let mut input = SpecInput::default();
-    options_input(argument_spec, &mut input, callables, Some(names), 0)?;
+    let mut kept = Kept { callables, sub_specs };
+    options_input(argument_spec, &mut input, &mut kept, Some(names), 0)?;
     let [me, rt, roo, ri, rb] = checks.map(|c| to_value(c, Mode::Spec, 0).ok());
     input.mutually_exclusive = me;
     input.required_together = rt;
@@ -174,10 +177,16 @@ fn spec_input(
 
 /// The options of a spec (or of an `options` sub-spec) into `input`.  Callables used as type
 /// are kept in `callables` and their names in the top input, indexed alike at every depth.
+/// Python objects a compiled spec keeps: callables used as type, sub-spec dicts.
+struct Kept<'a> {
+    callables: &'a mut Vec<Py<PyAny>>,
+    sub_specs: &'a mut Vec<Py<PyAny>>,
+}
+
 fn options_input(
     spec: &Bound<'_, PyAny>,
     input: &mut SpecInput,
-    callables: &mut Vec<Py<PyAny>>,
+    kept: &mut Kept<'_>,
     mut names: Option<&mut Vec<Py<PyString>>>,
     depth: usize,
 ) -> Result<(), Unhandled> {
@@ -201,15 +210,16 @@ fn options_input(
         for (key, value) in option.iter() {
             let key: String = key.extract().map_err(|_| Unhandled("spec: option key not a str"))?;
             if (key == "type" || key == "elements") && value.is_callable() {
-                input.callable_fields.insert((at, key.clone()), callables.len());
+                input.callable_fields.insert((at, key.clone()), kept.callables.len());
                 input.callable_names.push(callable_name(&value)?);
-                callables.push(value.unbind());
+                kept.callables.push(value.unbind());
                 fields.insert(key, None);
                 continue;
             }
             if key == "options" && value.is_exact_instance_of::<PyDict>() {
-                let mut sub = SpecInput::default();
-                options_input(&value, &mut sub, callables, None, depth + 1)?;
+                let mut sub = SpecInput { source: Some(kept.sub_specs.len()), ..SpecInput::default() };
+                kept.sub_specs.push(value.clone().unbind());
+                options_input(&value, &mut sub, kept, None, depth + 1)?;
                 // Names of callables met below belong to the one list every level indexes.
                 input.callable_names.append(&mut sub.callable_names);
                 input.sub_inputs.insert(at, sub);
@@ -236,11 +246,57 @@ struct CoreCheckers<'py, 'a> {
     validators: Bound<'py, PyAny>,
     /// The spec's callables used as type, by index.
     callables: &'a [Py<PyAny>],
+    /// The sub-spec dicts, by the number the core knows them by.
+    sub_specs: &'a [Py<PyAny>],
     /// A KeyboardInterrupt/SystemExit from a checker: raised once validation stops.
     interrupt: std::cell::RefCell<Option<PyErr>>,
 }
 
+impl CoreCheckers<'_, '_> {
+    /// A KeyboardInterrupt and the like is raised as soon as the core stops.
+    fn keep_interrupt(&self, e: PyErr) {
+        if !e.is_instance_of::<pyo3::exceptions::PyException>(self.py) {
+            self.interrupt.replace(Some(e));
+        }
+    }
+}
+
 impl Delegate for CoreCheckers<'_, '_> {
+    fn fallbacks(&self, source: usize, params: &Params) -> Result<FallbackValues, Unhandled> {
+        const FAILED: Unhandled = Unhandled("value: fallback raised");
+        let py = self.py;
+        let spec = self.sub_specs.get(source).ok_or(FAILED)?.bind(py);
+        let dict = params_to_python(py, params).map_err(|_| FAILED)?;
+        // The function _validate_sub_spec calls, looked up as it looks it up.
+        let set_fallbacks = py
+            .import("ansible.module_utils.common.parameters")
+            .and_then(|m| m.getattr("set_fallbacks"))
+            .map_err(|_| FAILED)?;
+        let found = match set_fallbacks.call1((spec, &dict)) {
+            Ok(found) => found,
+            Err(e) => {
+                self.keep_interrupt(e);
+                return Err(FAILED);
+            }
+        };
+        let mut secrets = Vec::new();
+        for item in found.try_iter().map_err(|_| FAILED)? {
+            let item = item.map_err(|_| FAILED)?;
+            if !item.is_exact_instance_of::<PyString>() {
+                return Err(Unhandled("value: no_log fallback value that is not a str"));
+            }
+            secrets.push(item.extract::<String>().map_err(|_| FAILED)?);
+        }
+        let mut added = Vec::new();
+        for (key, value) in dict.iter() {
+            let key: String = key.extract().map_err(|_| FAILED)?;
+            if !params.contains_key(&key) {
+                added.push((key, to_value(&value, Mode::Params, 0)?));
+            }
+        }
+        Ok((added, secrets))
+    }
+
     fn convert(&self, kind: TypeKind, value: &Value, _why: Unhandled) -> Converted {
         const FAILED: Unhandled = Unhandled("value: ansible-core's checker failed unexpectedly");
         let given = to_python(self.py, value).map_err(|_| FAILED)?;
@@ -257,9 +313,7 @@ impl Delegate for CoreCheckers<'_, '_> {
                 Ok(Err(text.to_str().map_err(|_| FAILED)?.to_owned()))
             }
             Err(e) => {
-                if !e.is_instance_of::<pyo3::exceptions::PyException>(self.py) {
-                    self.interrupt.replace(Some(e));
-                }
+                self.keep_interrupt(e);
                 Err(Unhandled("value: checker raised another exception"))
             }
         }
@@ -288,14 +342,14 @@ fn argspec_compile<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     guard("argspec compile", || {
         let checks = [mutually_exclusive, required_together, required_one_of, required_if, required_by];
-        let (mut callables, mut names) = (Vec::new(), Vec::new());
-        let compiled = spec_input(argument_spec, checks, &mut callables, &mut names)
+        let (mut callables, mut names, mut sub_specs) = (Vec::new(), Vec::new(), Vec::new());
+        let compiled = spec_input(argument_spec, checks, &mut callables, &mut names, &mut sub_specs)
             .and_then(|input| CompiledSpec::compile(&input));
         match compiled {
             Ok(spec) => {
                 let flavor = CoreFlavor { booleans_text, no_log_default_strings };
                 let validators = type_validators.unbind();
-                let compiled = CompiledArgSpec { spec, flavor, names, validators, callables };
+                let compiled = CompiledArgSpec { spec, flavor, names, validators, callables, sub_specs };
                 Ok(Bound::new(py, compiled)?.into_any())
             }
             Err(Unhandled(reason)) => Ok(PyString::new(py, reason).into_any()),
@@ -313,6 +367,8 @@ struct CompiledArgSpec {
     validators: Py<PyAny>,
     /// Callables used as type, called for their options' values.
     callables: Vec<Py<PyAny>>,
+    /// Sub-spec dicts, for ansible-core's `set_fallbacks` on sub-parameters.
+    sub_specs: Vec<Py<PyAny>>,
 }
 
 #[pymethods]
@@ -326,6 +382,7 @@ impl CompiledArgSpec {
                 py,
                 validators: self.validators.bind(py).clone(),
                 callables: &self.callables,
+                sub_specs: &self.sub_specs,
                 interrupt: std::cell::RefCell::new(None),
             };
             let outcome = match parameters.cast_exact::<PyDict>() {

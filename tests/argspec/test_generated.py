@@ -24,6 +24,14 @@ scalars = st.one_of(
 values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["k", "j"]), inner, max_size=2), max_leaves=5)
 
 
+def _fallback_with(value):
+    from ansible.module_utils.common.parameters import AnsibleFallbackNotFound
+
+    if value == "NOT_FOUND":
+        raise AnsibleFallbackNotFound
+    return value
+
+
 @st.composite
 def specs(draw, depth=0):
     names = draw(st.lists(st.sampled_from(NAMES), min_size=1, max_size=5, unique=True))
@@ -50,6 +58,8 @@ def specs(draw, depth=0):
             option[draw(st.sampled_from(["removed_in_version", "removed_at_date"]))] = "2.99"
         if draw(st.integers(0, 3)) == 0:
             option["no_log"] = True
+        if draw(st.integers(0, 5)) == 0:
+            option["fallback"] = (_fallback_with, [draw(st.sampled_from(["fb", "1", "", "NOT_FOUND"]))])
         if depth < 2 and draw(st.integers(0, 3)) == 0:
             option.pop("default", None)
             option.pop("choices", None)

@@ -114,3 +114,23 @@ CALLABLES = {
 )
 def test_callables_inside_sub_options_native(params):
     compare(CALLABLES, params, expect_native=True)
+
+
+def test_fallbacks_inside_sub_options_native(monkeypatch):
+    from ansible.module_utils.basic import env_fallback
+
+    monkeypatch.setenv("ACCEL_SUB_TOKEN", "t0ken")
+    monkeypatch.delenv("ACCEL_SUB_MISSING", raising=False)
+    spec = {
+        "conn": {
+            "type": "list",
+            "elements": "dict",
+            "options": {
+                "host": {"required": True},
+                "token": {"no_log": True, "fallback": (env_fallback, ["ACCEL_SUB_TOKEN"])},
+                "port": {"type": "int", "fallback": (env_fallback, ["ACCEL_SUB_MISSING"])},
+                "retries": {"type": "int", "fallback": (lambda: "3",)},
+            },
+        }
+    }
+    compare(spec, {"conn": [{"host": "a"}, {"host": "b", "token": "own"}, {}]}, expect_native=True)
