@@ -401,11 +401,7 @@ fn single_boolean_choice(choices: &[Value], set: &[&str]) -> Result<Option<Value
     let mut found: Vec<&str> = Vec::new();
     for choice in choices {
         match choice {
-            Value::Str(s) if set.contains(&s.as_str()) => {
-                if !found.contains(&s.as_str()) {
-                    found.push(s);
-                }
-            }
+            Value::Str(s) if set.contains(&s.as_str()) && !found.contains(&s.as_str()) => found.push(s),
             Value::Int(_) | Value::Bool(_) | Value::Float(_) => {
                 return Err(Unhandled("value: True/False against numeric choices"))
             }

@@ -326,6 +326,8 @@ fn guard<T>(what: &str, f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
 }
 
 /// A compiled spec, or the reason (str) the spec is left to ansible-core.
+// One argument per ArgumentSpecValidator attribute, plus what the core needs of the version.
+#[allow(clippy::too_many_arguments)]
 #[pyfunction]
 #[pyo3(signature = (argument_spec, mutually_exclusive, required_together, required_one_of, required_if, required_by, booleans_text, type_validators, no_log_default_strings))]
 fn argspec_compile<'py>(
