@@ -163,12 +163,6 @@ pub struct CompiledSpec {
     pub source: Option<usize>,
 }
 
-const OPTION_KEYS: &[&str] = &[
-    "type", "required", "default", "choices", "aliases", "no_log", "elements", "fallback",
-    "removed_in_version", "removed_at_date", "removed_from_collection", "deprecated_aliases",
-    "options", "apply_defaults", "mutually_exclusive", "required_together", "required_one_of",
-    "required_if", "required_by",
-];
 
 /// Sub-specs deeper than this are left to ansible-core.
 const MAX_NESTING: usize = 32;
@@ -277,9 +271,9 @@ fn compile_option(
     depth: usize,
 ) -> Result<OptionSpec, Unhandled> {
     let fields = given.fields;
-    if fields.keys().any(|k| !OPTION_KEYS.contains(&k.as_str())) {
-        return Err(Unhandled("spec: other option key"));
-    }
+    // ansible-core reads only type, elements, required, default, choices, aliases, no_log,
+    // fallback, deprecated_aliases, removed_*, options, apply_defaults and the five checks:
+    // other keys (`context`, `description`, ...) change nothing, whatever their value.
 
     let kind_of = |key: &str| match callable(key) {
         Some(i) => Ok(Some(TypeKind::Callable(i))),

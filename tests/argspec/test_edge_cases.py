@@ -252,3 +252,8 @@ def test_no_log_fallback_number_in_sub_options(core_minor):
     """2.19 and 2.21 record the number itself as a no_log value (left to ansible-core), 2.22 its text."""
     spec = {"a": {"type": "dict", "options": {"b": {"no_log": True, "fallback": (lambda: 5,)}}}}
     assert compare(spec, {"a": {}}) is (core_minor >= (2, 22))
+
+
+def test_keys_ansible_core_never_reads_stay_native():
+    spec = {"a": {"type": "int", "context": {"x": 1}, "description": ["text"], "version_added": lambda: 0}}
+    compare(spec, {"a": "7"}, expect_native=True)
