@@ -1,1 +1,56 @@
-//! The argspec engine.
+//! The argspec engine: an argument spec compiled once ([`CompiledSpec`]) validates many
+//! parameter sets with the result ansible-core's `ArgumentSpecValidator.validate` gives.
+//!
+//! Only the common part of the spec language is compiled; `CompiledSpec::compile` refuses
+//! everything else with a reason, and `validate` gives up (`Unhandled`) on any value whose
+//! handling it cannot reproduce exactly, so the caller can run ansible-core's own code instead.
+
+mod checks;
+pub mod convert;
+mod spec;
+mod suboptions;
+mod validate;
+mod value;
+
+pub use spec::{CompiledSpec, OptionInput, OptionSpec, SpecInput, TypeKind};
+pub use validate::{Context, ErrorKind, Outcome};
+pub use value::{Params, Value};
+
+/// Why a spec or a call is left to ansible-core's pure-Python validator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unhandled(pub &'static str);
+
+/// Conversions the core leaves to someone else (the glue calls ansible-core's own
+/// `check_type_*`): given the reason the core gave up, the converted value, the
+/// conversion error text, or `Unhandled`.
+pub trait Delegate {
+    fn convert(&self, kind: TypeKind, value: &Value, why: Unhandled) -> convert::Converted;
+
+    /// ansible-core's own `set_fallbacks` for the sub-spec the glue numbered `source`, on
+    /// one sub-parameter dict: the (key, value) pairs it adds and the no_log strings it finds.
+    fn fallbacks(&self, _source: usize, _params: &Params) -> Result<FallbackValues, Unhandled> {
+        Err(Unhandled("spec: fallback inside options"))
+    }
+}
+
+/// What `set_fallbacks` adds to a parameter dict, and the no_log values it reports.
+pub type FallbackValues = (Vec<(String, Value)>, Vec<String>);
+
+/// No one to delegate to: what the core cannot convert stays unhandled.
+pub struct NoDelegate;
+
+impl Delegate for NoDelegate {
+    fn convert(&self, _kind: TypeKind, _value: &Value, why: Unhandled) -> convert::Converted {
+        Err(why)
+    }
+}
+
+/// Differences between the supported ansible-core versions that change a result.
+#[derive(Debug, Clone, Default)]
+pub struct CoreFlavor {
+    /// `', '.join(repr(i) for i in BOOLEANS)` as the running interpreter iterates that set:
+    /// part of the bool conversion error, and set order depends on the hash seed.
+    pub booleans_text: String,
+    /// A no_log default contributes its strings (2.22); 2.19 and 2.21 add the default whole.
+    pub no_log_default_strings: bool,
+}

@@ -1,7 +1,461 @@
-//! Glue for the argspec engine.
+//! Glue for the argspec engine: Python specs and parameters in (plain builtin data only),
+//! the core's outcome out as plain tuples; `python/ansible_accel/argspec.py` builds the
+//! `ValidationResult`.  A value the core cannot take exactly is answered with a reason str.
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
-pub fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+use crate::argspec::convert::Converted;
+use crate::argspec::{
+    CompiledSpec, Context, CoreFlavor, Delegate, FallbackValues, Params, SpecInput, TypeKind,
+    Unhandled, Value,
+};
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(argspec_compile, m)?)?;
+    m.add_class::<CompiledArgSpec>()?;
     Ok(())
+}
+
+/// Nesting deeper than this is left to ansible-core (and stops reference cycles).
+const MAX_DEPTH: usize = 64;
+
+/// Spec values may be tuples (read as lists); parameters must be exactly list/dict/scalars,
+/// since the result has to be what `deepcopy` would give.
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    Spec,
+    Params,
+}
+
+fn to_value(obj: &Bound<'_, PyAny>, mode: Mode, depth: usize) -> Result<Value, Unhandled> {
+    const NOT_PLAIN: Unhandled = Unhandled("value: not plain builtin data");
+    if depth > MAX_DEPTH {
+        return Err(Unhandled("value: nested too deeply"));
+    }
+    if obj.is_none() {
+        return Ok(Value::None);
+    }
+    if obj.is_exact_instance_of::<PyString>() {
+        return obj.extract::<String>().map(Value::Str).map_err(|_| Unhandled("value: str with surrogates"));
+    }
+    if obj.is_exact_instance_of::<PyBool>() {
+        return Ok(Value::Bool(obj.is_truthy().map_err(|_| NOT_PLAIN)?));
+    }
+    if obj.is_exact_instance_of::<PyInt>() {
+        return obj.extract::<i64>().map(Value::Int).map_err(|_| Unhandled("value: int beyond 64 bits"));
+    }
+    if obj.is_exact_instance_of::<PyFloat>() {
+        return obj.extract::<f64>().map(Value::Float).map_err(|_| NOT_PLAIN);
+    }
+    let is_list = obj.is_exact_instance_of::<PyList>();
+    if is_list || (mode == Mode::Spec && obj.is_exact_instance_of::<PyTuple>()) {
+        let mut items = Vec::new();
+        for item in obj.try_iter().map_err(|_| NOT_PLAIN)? {
+            items.push(to_value(&item.map_err(|_| NOT_PLAIN)?, mode, depth + 1)?);
+        }
+        return Ok(Value::List(items));
+    }
+    if let Ok(dict) = obj.cast_exact::<PyDict>() {
+        return to_params(dict, mode, depth + 1).map(Value::Dict);
+    }
+    Err(NOT_PLAIN)
+}
+
+/// Whether a dict or list object occurs twice among the parameters: ansible-core's deepcopy
+/// keeps such sharing, and sub-option validation changes dicts in place, which the core's
+/// copies do not reproduce.
+fn shares_containers(obj: &Bound<'_, PyAny>, seen: &mut std::collections::HashSet<usize>, depth: usize) -> bool {
+    if depth > MAX_DEPTH {
+        return true; // to_value refuses it anyway
+    }
+    let is_dict = obj.is_exact_instance_of::<PyDict>();
+    if !is_dict && !obj.is_exact_instance_of::<PyList>() {
+        return false;
+    }
+    if !seen.insert(obj.as_ptr() as usize) {
+        return true;
+    }
+    if let Ok(dict) = obj.cast_exact::<PyDict>() {
+        return dict.values().iter().any(|v| shares_containers(&v, seen, depth + 1));
+    }
+    match obj.cast_exact::<PyList>() {
+        Ok(list) => list.iter().any(|v| shares_containers(&v, seen, depth + 1)),
+        Err(_) => false,
+    }
+}
+
+fn to_params(dict: &Bound<'_, PyDict>, mode: Mode, depth: usize) -> Result<Params, Unhandled> {
+    let mut params = Params::with_capacity_and_hasher(dict.len(), Default::default());
+    for (key, value) in dict.iter() {
+        if !key.is_exact_instance_of::<PyString>() {
+            return Err(Unhandled("value: dict key that is not a str"));
+        }
+        let key: String = key.extract().map_err(|_| Unhandled("value: str with surrogates"))?;
+        params.insert(key, to_value(&value, mode, depth)?);
+    }
+    Ok(params)
+}
+
+fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        Value::None => py.None().into_bound(py),
+        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        Value::Int(i) => i.into_pyobject(py)?.into_any(),
+        Value::Float(f) => PyFloat::new(py, *f).into_any(),
+        Value::Str(s) => PyString::new(py, s).into_any(),
+        Value::List(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(to_python(py, item)?)?;
+            }
+            list.into_any()
+        }
+        Value::Dict(map) => params_to_python(py, map)?.into_any(),
+    })
+}
+
+fn params_to_python<'py>(py: Python<'py>, map: &Params) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    for (k, v) in map {
+        dict.set_item(k, to_python(py, v)?)?;
+    }
+    Ok(dict)
+}
+
+/// The validated parameters, keyed with the spec's own name objects where they match.
+fn validated_to_python<'py>(
+    py: Python<'py>,
+    spec: &CompiledSpec,
+    names: &[Py<PyString>],
+    map: &Params,
+) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    for (k, v) in map {
+        let value = to_python(py, v)?;
+        match spec.option_index(k).and_then(|i| names.get(i)) {
+            Some(name) => dict.set_item(name.bind(py), value)?,
+            None => dict.set_item(k, value)?,
+        }
+    }
+    Ok(dict)
+}
+
+/// `getattr(f, '__name__', str(type(f)))`, as ansible-core names a callable type.
+fn callable_name(f: &Bound<'_, PyAny>) -> Result<String, Unhandled> {
+    const REASON: Unhandled = Unhandled("spec: callable type without a printable name");
+    let py = f.py();
+    let name = match f.getattr("__name__") {
+        Ok(name) => name.str(),
+        Err(e) if e.is_instance_of::<pyo3::exceptions::PyAttributeError>(py) => f.get_type().str(),
+        Err(_) => return Err(REASON),
+    };
+    name.map_err(|_| REASON)?.to_str().map(str::to_owned).map_err(|_| REASON)
+}
+
+fn spec_input(
+    argument_spec: &Bound<'_, PyAny>,
+    checks: [&Bound<'_, PyAny>; 5],
+    callables: &mut Vec<Py<PyAny>>,
+    names: &mut Vec<Py<PyString>>,
+    sub_specs: &mut Vec<Py<PyAny>>,
+) -> Result<SpecInput, Unhandled> {
+    let mut input = SpecInput::default();
+    let mut kept = Kept { callables, sub_specs };
+    options_input(argument_spec, &mut input, &mut kept, Some(names), 0)?;
+    let [me, rt, roo, ri, rb] = checks.map(|c| to_value(c, Mode::Spec, 0).ok());
+    input.mutually_exclusive = me;
+    input.required_together = rt;
+    input.required_one_of = roo;
+    input.required_if = ri;
+    input.required_by = rb;
+    Ok(input)
+}
+
+/// The options of a spec (or of an `options` sub-spec) into `input`.  Callables used as type
+/// are kept in `callables` and their names in the top input, indexed alike at every depth.
+/// Python objects a compiled spec keeps: callables used as type, sub-spec dicts.
+struct Kept<'a> {
+    callables: &'a mut Vec<Py<PyAny>>,
+    sub_specs: &'a mut Vec<Py<PyAny>>,
+}
+
+fn options_input(
+    spec: &Bound<'_, PyAny>,
+    input: &mut SpecInput,
+    kept: &mut Kept<'_>,
+    mut names: Option<&mut Vec<Py<PyString>>>,
+    depth: usize,
+) -> Result<(), Unhandled> {
+    if depth > MAX_DEPTH {
+        return Err(Unhandled("spec: options nested too deeply"));
+    }
+    let spec = spec.cast_exact::<PyDict>().map_err(|_| Unhandled("spec: not a dict"))?;
+    for (name_object, option) in spec.iter() {
+        let name_object = name_object
+            .cast_exact::<PyString>()
+            .map_err(|_| Unhandled("spec: option name not a str"))?;
+        let name: String = name_object
+            .extract()
+            .map_err(|_| Unhandled("spec: option name with surrogates"))?;
+        if let Some(names) = names.as_deref_mut() {
+            names.push(name_object.clone().unbind());
+        }
+        let option = option.cast_exact::<PyDict>().map_err(|_| Unhandled("spec: option not a dict"))?;
+        let at = input.options.len();
+        let mut fields = crate::argspec::OptionInput::default();
+        for (key, value) in option.iter() {
+            let key: String = key.extract().map_err(|_| Unhandled("spec: option key not a str"))?;
+            if (key == "type" || key == "elements") && value.is_callable() {
+                input.callable_fields.insert((at, key.clone()), kept.callables.len());
+                input.callable_names.push(callable_name(&value)?);
+                kept.callables.push(value.unbind());
+                fields.insert(key, None);
+                continue;
+            }
+            if key == "options" && value.is_exact_instance_of::<PyDict>() {
+                let mut sub = SpecInput { source: Some(kept.sub_specs.len()), ..SpecInput::default() };
+                kept.sub_specs.push(value.clone().unbind());
+                options_input(&value, &mut sub, kept, None, depth + 1)?;
+                // Names of callables met below belong to the one list every level indexes.
+                input.callable_names.append(&mut sub.callable_names);
+                input.sub_inputs.insert(at, sub);
+                continue;
+            }
+            // Values that end up in the result keep their exact types (a tuple stays opaque).
+            let copied = matches!(
+                key.as_str(),
+                "default" | "deprecated_aliases" | "removed_in_version" | "removed_at_date" | "removed_from_collection"
+            );
+            let mode = if copied { Mode::Params } else { Mode::Spec };
+            fields.insert(key, to_value(&value, mode, 0).ok());
+        }
+        input.options.push((name, fields));
+    }
+    Ok(())
+}
+
+/// Conversions the core gives up on, done by ansible-core's own checker
+/// (`DEFAULT_TYPE_VALIDATORS[name]`), its `TypeError`/`ValueError` text kept as the core's
+/// error; any other exception leaves the call to ansible-core, which raises it again.
+struct CoreCheckers<'py, 'a> {
+    py: Python<'py>,
+    validators: Bound<'py, PyAny>,
+    /// The spec's callables used as type, by index.
+    callables: &'a [Py<PyAny>],
+    /// The sub-spec dicts, by the number the core knows them by.
+    sub_specs: &'a [Py<PyAny>],
+    /// A KeyboardInterrupt/SystemExit from a checker: raised once validation stops.
+    interrupt: std::cell::RefCell<Option<PyErr>>,
+}
+
+impl CoreCheckers<'_, '_> {
+    /// A KeyboardInterrupt and the like is raised as soon as the core stops.
+    fn keep_interrupt(&self, e: PyErr) {
+        if !e.is_instance_of::<pyo3::exceptions::PyException>(self.py) {
+            self.interrupt.replace(Some(e));
+        }
+    }
+}
+
+impl Delegate for CoreCheckers<'_, '_> {
+    fn fallbacks(&self, source: usize, params: &Params) -> Result<FallbackValues, Unhandled> {
+        const FAILED: Unhandled = Unhandled("value: fallback raised");
+        let py = self.py;
+        let spec = self.sub_specs.get(source).ok_or(FAILED)?.bind(py);
+        let dict = params_to_python(py, params).map_err(|_| FAILED)?;
+        // The function _validate_sub_spec calls, looked up as it looks it up.
+        let set_fallbacks = py
+            .import("ansible.module_utils.common.parameters")
+            .and_then(|m| m.getattr("set_fallbacks"))
+            .map_err(|_| FAILED)?;
+        let found = match set_fallbacks.call1((spec, &dict)) {
+            Ok(found) => found,
+            Err(e) => {
+                self.keep_interrupt(e);
+                return Err(FAILED);
+            }
+        };
+        let mut secrets = Vec::new();
+        for item in found.try_iter().map_err(|_| FAILED)? {
+            let item = item.map_err(|_| FAILED)?;
+            if !item.is_exact_instance_of::<PyString>() {
+                return Err(Unhandled("value: no_log fallback value that is not a str"));
+            }
+            secrets.push(item.extract::<String>().map_err(|_| FAILED)?);
+        }
+        let mut added = Vec::new();
+        for (key, value) in dict.iter() {
+            let key: String = key.extract().map_err(|_| FAILED)?;
+            if !params.contains_key(&key) {
+                added.push((key, to_value(&value, Mode::Params, 0)?));
+            }
+        }
+        Ok((added, secrets))
+    }
+
+    fn convert(&self, kind: TypeKind, value: &Value, _why: Unhandled) -> Converted {
+        const FAILED: Unhandled = Unhandled("value: ansible-core's checker failed unexpectedly");
+        let given = to_python(self.py, value).map_err(|_| FAILED)?;
+        let checker = match kind {
+            TypeKind::Callable(i) => self.callables.get(i).ok_or(FAILED)?.bind(self.py).clone(),
+            _ => self.validators.get_item(kind.name()).map_err(|_| FAILED)?,
+        };
+        match checker.call1((given,)) {
+            Ok(converted) => to_value(&converted, Mode::Params, 0)
+                .map(Ok)
+                .map_err(|_| Unhandled("value: checker result not plain data")),
+            Err(e) if e.is_instance_of::<PyTypeError>(self.py) || e.is_instance_of::<PyValueError>(self.py) => {
+                let text = e.value(self.py).str().map_err(|_| FAILED)?;
+                Ok(Err(text.to_str().map_err(|_| FAILED)?.to_owned()))
+            }
+            Err(e) => {
+                self.keep_interrupt(e);
+                Err(Unhandled("value: checker raised another exception"))
+            }
+        }
+    }
+}
+
+fn guard<T>(what: &str, f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    catch_unwind(AssertUnwindSafe(f))
+        .unwrap_or_else(|_| Err(PyRuntimeError::new_err(format!("internal error in native {what}"))))
+}
+
+/// A compiled spec, or the reason (str) the spec is left to ansible-core.
+// One argument per ArgumentSpecValidator attribute, plus what the core needs of the version.
+#[allow(clippy::too_many_arguments)]
+#[pyfunction]
+#[pyo3(signature = (argument_spec, mutually_exclusive, required_together, required_one_of, required_if, required_by, booleans_text, type_validators, no_log_default_strings))]
+fn argspec_compile<'py>(
+    py: Python<'py>,
+    argument_spec: &Bound<'py, PyAny>,
+    mutually_exclusive: &Bound<'py, PyAny>,
+    required_together: &Bound<'py, PyAny>,
+    required_one_of: &Bound<'py, PyAny>,
+    required_if: &Bound<'py, PyAny>,
+    required_by: &Bound<'py, PyAny>,
+    booleans_text: String,
+    type_validators: Bound<'py, PyAny>,
+    no_log_default_strings: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    guard("argspec compile", || {
+        let checks = [mutually_exclusive, required_together, required_one_of, required_if, required_by];
+        let (mut callables, mut names, mut sub_specs) = (Vec::new(), Vec::new(), Vec::new());
+        let compiled = spec_input(argument_spec, checks, &mut callables, &mut names, &mut sub_specs)
+            .and_then(|input| CompiledSpec::compile(&input));
+        match compiled {
+            Ok(spec) => {
+                let flavor = CoreFlavor { booleans_text, no_log_default_strings };
+                let validators = type_validators.unbind();
+                let compiled = CompiledArgSpec { spec, flavor, names, validators, callables, sub_specs };
+                Ok(Bound::new(py, compiled)?.into_any())
+            }
+            Err(Unhandled(reason)) => Ok(PyString::new(py, reason).into_any()),
+        }
+    })
+}
+
+#[pyclass(frozen, module = "ansible_accel._native")]
+struct CompiledArgSpec {
+    spec: CompiledSpec,
+    flavor: CoreFlavor,
+    /// Option names: the spec's own key objects.
+    names: Vec<Py<PyString>>,
+    /// ansible-core's `DEFAULT_TYPE_VALIDATORS`, for the conversions the core delegates.
+    validators: Py<PyAny>,
+    /// Callables used as type, called for their options' values.
+    callables: Vec<Py<PyAny>>,
+    /// Sub-spec dicts, for ansible-core's `set_fallbacks` on sub-parameters.
+    sub_specs: Vec<Py<PyAny>>,
+}
+
+#[pymethods]
+impl CompiledArgSpec {
+    /// `(validated, [(error class name, message)], [(unsupported names or paths, supported
+    /// names, [(alias, option)])], no_log values, [(option, alias)], [deprecation dict],
+    /// [message to warn()])`, or the reason (str) this call is left to ansible-core.
+    fn validate<'py>(&self, py: Python<'py>, parameters: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        guard("argspec validate", || {
+            let checkers = CoreCheckers {
+                py,
+                validators: self.validators.bind(py).clone(),
+                callables: &self.callables,
+                sub_specs: &self.sub_specs,
+                interrupt: std::cell::RefCell::new(None),
+            };
+            let outcome = match parameters.cast_exact::<PyDict>() {
+                Ok(dict) if self.spec.has_sub_options()
+                    && shares_containers(dict.as_any(), &mut Default::default(), 0) =>
+                {
+                    Err(Unhandled("value: container shared between parameters"))
+                }
+                Ok(dict) => to_params(dict, Mode::Params, 1).and_then(|params| {
+                    let cx = Context { flavor: &self.flavor, delegate: &checkers };
+                    self.spec.validate(params, &cx)
+                }),
+                Err(_) => Err(Unhandled("value: parameters not a dict")),
+            };
+            if let Some(interrupt) = checkers.interrupt.take() {
+                return Err(interrupt);
+            }
+            let out = match outcome {
+                Ok(out) => out,
+                Err(Unhandled(reason)) => return Ok(PyString::new(py, reason).into_any()),
+            };
+            let errors: Vec<(&str, &str)> =
+                out.errors.iter().map(|(k, m)| (k.class_name(), m.as_str())).collect();
+            let deprecations = PyList::empty(py);
+            for entry in &out.deprecations {
+                let dict = PyDict::new(py);
+                for (key, value) in entry {
+                    dict.set_item(key, to_python(py, value)?)?;
+                }
+                deprecations.append(dict)?;
+            }
+            let unsupported = PyList::empty(py);
+            for group in &out.unsupported {
+                let paths = PyList::empty(py);
+                for path in &group.paths {
+                    match path.as_slice() {
+                        [name] => paths.append(name)?,
+                        _ => paths.append(PyTuple::new(py, path)?)?,
+                    }
+                }
+                unsupported.append((paths, &group.supported, &group.aliases))?;
+            }
+            let tuple = (
+                validated_to_python(py, &self.spec, &self.names, &out.params)?,
+                errors,
+                unsupported,
+                out.no_log_values,
+                out.alias_warnings,
+                deprecations,
+                out.warnings_to_emit,
+            );
+            Ok(tuple.into_pyobject(py)?.into_any())
+        })
+    }
+
+    /// alias -> option name, in spec order (`ValidationResult._aliases`).
+    fn aliases(&self) -> Vec<(String, String)> {
+        self.spec
+            .aliases
+            .iter()
+            .map(|(alias, index)| (alias.clone(), self.spec.options[*index].name.clone()))
+            .collect()
+    }
+
+    /// Whether ansible-core's `set_fallbacks` must run on the parameters first.
+    fn has_fallbacks(&self) -> bool {
+        self.spec.has_fallbacks()
+    }
+
+    /// Option names in spec order.
+    fn option_names<'py>(&self, py: Python<'py>) -> Vec<Bound<'py, PyString>> {
+        self.names.iter().map(|n| n.bind(py).clone()).collect()
+    }
 }

@@ -1,4 +1,5 @@
-"""The ``argspec`` path: not implemented yet."""
+"""The ``argspec`` path: ``ArgumentSpecValidator.validate`` (and so ``ModuleArgumentSpecValidator``,
+whose ``validate`` calls it and then warns/deprecates itself) answered natively."""
 
 from __future__ import annotations
 
@@ -6,4 +7,14 @@ from .._activation import Patch, Unavailable
 
 
 def plan() -> list[Patch]:
-    raise Unavailable("no native engine for this path in this release")
+    try:
+        from ansible.module_utils import errors
+        from ansible.module_utils.common import arg_spec
+    except ImportError as ex:
+        raise Unavailable(f"ansible-core's arg_spec cannot be imported: {ex}") from None
+    from .. import _native, argspec
+
+    if not hasattr(_native, "argspec_compile"):
+        raise Unavailable("this build of the native module has no argspec engine")
+    original = arg_spec.ArgumentSpecValidator.__dict__["validate"]
+    return [Patch(arg_spec.ArgumentSpecValidator, "validate", argspec.make_validate(original, arg_spec, errors))]

@@ -1,0 +1,502 @@
+//! Compiling an argument spec: the options and cross-option checks the native validator
+//! reproduces exactly, or the reason it leaves the spec to ansible-core.
+
+use std::collections::HashMap;
+
+use rustc_hash::FxHashMap;
+
+use indexmap::IndexMap;
+
+use super::value::Value;
+use super::Unhandled;
+
+/// One option's spec as given: key -> value, `None` for a value that is not plain data
+/// (a callable type, a fallback tuple holding a function, ...).
+pub type OptionInput = IndexMap<String, Option<Value>, rustc_hash::FxBuildHasher>;
+
+/// An argument spec and its cross-option checks as the glue hands them over.  Absent checks
+/// are `Some(Value::None)`; `None` marks a value that is not plain data.
+#[derive(Debug, Clone, Default)]
+pub struct SpecInput {
+    pub options: Vec<(String, OptionInput)>,
+    pub mutually_exclusive: Option<Value>,
+    pub required_together: Option<Value>,
+    pub required_one_of: Option<Value>,
+    pub required_if: Option<Value>,
+    pub required_by: Option<Value>,
+    /// (option index, "type" or "elements") -> callable index, for callables used as type.
+    pub callable_fields: HashMap<(usize, String), usize>,
+    /// `getattr(f, '__name__', str(type(f)))` of each callable: its name in error messages.
+    /// Only the top input's list is read; callables of every depth are indexed into it.
+    pub callable_names: Vec<String>,
+    /// option index -> its `options`, when the glue converted them itself (a sub-spec with
+    /// callables); otherwise `options` is a plain value among the option's fields.
+    pub sub_inputs: HashMap<usize, SpecInput>,
+    /// For a sub-spec: the glue's number for its Python dict, for `Delegate::fallbacks`.
+    pub source: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TypeKind {
+    Str,
+    Int,
+    Bool,
+    Float,
+    List,
+    Dict,
+    Path,
+    Raw,
+    /// Types converted only by ansible-core's own checker, through the `Delegate`.
+    JsonArg,
+    Json,
+    Bytes,
+    Bits,
+    /// The n-th callable of the spec, called by the `Delegate`.
+    Callable(usize),
+}
+
+impl TypeKind {
+    fn parse(name: &str) -> Result<TypeKind, Unhandled> {
+        Ok(match name {
+            "str" => TypeKind::Str,
+            "int" => TypeKind::Int,
+            "bool" => TypeKind::Bool,
+            "float" => TypeKind::Float,
+            "list" => TypeKind::List,
+            "dict" => TypeKind::Dict,
+            "path" => TypeKind::Path,
+            "raw" => TypeKind::Raw,
+            "jsonarg" => TypeKind::JsonArg,
+            "json" => TypeKind::Json,
+            "bytes" => TypeKind::Bytes,
+            "bits" => TypeKind::Bits,
+            _ => return Err(Unhandled("spec: unknown type name")),
+        })
+    }
+
+    /// The name of a builtin type (`DEFAULT_TYPE_VALIDATORS` key); "" for a callable.
+    pub fn name(self) -> &'static str {
+        match self {
+            TypeKind::Str => "str",
+            TypeKind::Int => "int",
+            TypeKind::Bool => "bool",
+            TypeKind::Float => "float",
+            TypeKind::List => "list",
+            TypeKind::Dict => "dict",
+            TypeKind::Path => "path",
+            TypeKind::Raw => "raw",
+            TypeKind::JsonArg => "jsonarg",
+            TypeKind::Json => "json",
+            TypeKind::Bytes => "bytes",
+            TypeKind::Bits => "bits",
+            TypeKind::Callable(_) => "",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct OptionSpec {
+    pub name: String,
+    pub kind: TypeKind,
+    pub elements: Option<TypeKind>,
+    pub required: bool,
+    /// `Value::None` when there is no default (ansible-core does not tell the two apart).
+    pub default: Value,
+    pub choices: Option<Vec<Value>>,
+    pub aliases: Vec<String>,
+    pub no_log: bool,
+    /// Has a `fallback`: the caller applies ansible-core's own `set_fallbacks` first.
+    pub fallback: bool,
+    pub removal: Option<Removal>,
+    pub deprecated_aliases: Vec<DeprecatedAlias>,
+    /// `options` of a dict or list-of-dicts option.
+    pub sub: Option<Box<SubOptions>>,
+}
+
+/// A sub-spec with its own cross-option checks (read from the option's own keys).
+#[derive(Debug, Clone)]
+pub struct SubOptions {
+    pub spec: CompiledSpec,
+    pub apply_defaults: bool,
+}
+
+/// `removed_at_date` (preferred, as ansible-core does) or `removed_in_version`.
+#[derive(Debug, Clone)]
+pub struct Removal {
+    pub at_date: bool,
+    pub when: Value,
+    pub collection_name: Value,
+}
+
+/// One `deprecated_aliases` entry; absent keys are `Value::None`.
+#[derive(Debug, Clone)]
+pub struct DeprecatedAlias {
+    pub name: String,
+    pub version: Value,
+    pub date: Value,
+    pub collection_name: Value,
+}
+
+#[derive(Debug, Clone)]
+pub struct RequiredIf {
+    pub key: String,
+    pub value: Value,
+    pub requirements: Vec<String>,
+    pub any: bool,
+}
+
+/// A spec ready to validate parameter sets.
+#[derive(Debug, Clone)]
+pub struct CompiledSpec {
+    pub options: Vec<OptionSpec>,
+    /// alias -> index of its option, in spec order (ansible-core's `_aliases`).
+    pub aliases: Vec<(String, usize)>,
+    pub mutually_exclusive: Vec<Vec<String>>,
+    pub required_together: Vec<Vec<String>>,
+    pub required_one_of: Vec<Vec<String>>,
+    pub required_if: Vec<RequiredIf>,
+    pub required_by: Vec<(String, Vec<String>)>,
+    /// option name -> index, for lookups per parameter.
+    index: FxHashMap<String, usize>,
+    pub callable_names: Vec<String>,
+    /// The glue's number for this sub-spec's Python dict (see `SpecInput::source`).
+    pub source: Option<usize>,
+}
+
+
+/// Sub-specs deeper than this are left to ansible-core.
+const MAX_NESTING: usize = 32;
+
+impl CompiledSpec {
+    pub fn compile(input: &SpecInput) -> Result<CompiledSpec, Unhandled> {
+        Self::compile_at(input, 0, &input.callable_names)
+    }
+
+    fn compile_at(input: &SpecInput, depth: usize, callable_names: &[String]) -> Result<CompiledSpec, Unhandled> {
+        if depth > MAX_NESTING {
+            return Err(Unhandled("spec: options nested too deeply"));
+        }
+        let mut options = Vec::with_capacity(input.options.len());
+        for (at, (name, fields)) in input.options.iter().enumerate() {
+            let callable = |key: &str| input.callable_fields.get(&(at, key.to_owned())).copied();
+            let given = Given { fields, sub_input: input.sub_inputs.get(&at), callable_names };
+            options.push(compile_option(name, given, callable, depth)?);
+        }
+        if depth > 0 && input.source.is_none() && options.iter().any(|o| o.fallback) {
+            return Err(Unhandled("spec: fallback inside options"));
+        }
+        let aliases = alias_table(&options)?;
+        let index = options.iter().enumerate().map(|(i, o)| (o.name.clone(), i)).collect();
+        Ok(CompiledSpec {
+            index,
+            callable_names: callable_names.to_vec(),
+            source: input.source,
+            aliases,
+            mutually_exclusive: term_groups(&input.mutually_exclusive)?,
+            required_together: term_groups(&input.required_together)?,
+            required_one_of: term_groups(&input.required_one_of)?,
+            required_if: required_if(&input.required_if)?,
+            required_by: required_by(&input.required_by)?,
+            options,
+        })
+    }
+
+    /// The type name ansible-core puts in conversion error messages.
+    pub fn type_name(&self, kind: TypeKind) -> &str {
+        match kind {
+            TypeKind::Callable(i) => self.callable_names.get(i).map_or("", String::as_str),
+            _ => kind.name(),
+        }
+    }
+
+    /// The position of option `name` in the spec.
+    pub fn option_index(&self, name: &str) -> Option<usize> {
+        self.index.get(name).copied()
+    }
+
+    /// Whether any option has a `fallback` to apply before `validate`.
+    pub fn has_fallbacks(&self) -> bool {
+        self.options.iter().any(|o| o.fallback)
+    }
+
+    /// Whether any option has sub-options (validated in place by ansible-core).
+    pub fn has_sub_options(&self) -> bool {
+        self.options.iter().any(|o| o.sub.is_some())
+    }
+
+    /// Whether `name` is an option or an alias (ansible-core's legal inputs).
+    pub fn is_legal(&self, name: &str) -> bool {
+        self.index.contains_key(name) || self.aliases.iter().any(|(a, _)| a == name)
+    }
+}
+
+fn plain<'a>(fields: &'a OptionInput, key: &str) -> Result<&'a Value, Unhandled> {
+    match fields.get(key) {
+        None => Ok(&Value::None),
+        Some(Some(v)) => Ok(v),
+        Some(None) => Err(match key {
+            "type" | "elements" => Unhandled("spec: callable type"),
+            _ => Unhandled("spec: value that is not plain data"),
+        }),
+    }
+}
+
+fn flag(v: &Value) -> Result<bool, Unhandled> {
+    match v {
+        Value::None => Ok(false),
+        Value::Bool(b) => Ok(*b),
+        _ => Err(Unhandled("spec: non-bool flag")),
+    }
+}
+
+fn type_kind(v: &Value) -> Result<Option<TypeKind>, Unhandled> {
+    match v {
+        Value::None => Ok(None),
+        Value::Str(s) => TypeKind::parse(s).map(Some),
+        _ => Err(Unhandled("spec: type that is not a name")),
+    }
+}
+
+/// One option as given: its plain fields, and its sub-spec if the glue converted it.
+struct Given<'a> {
+    fields: &'a OptionInput,
+    sub_input: Option<&'a SpecInput>,
+    callable_names: &'a [String],
+}
+
+fn compile_option(
+    name: &str,
+    given: Given<'_>,
+    callable: impl Fn(&str) -> Option<usize>,
+    depth: usize,
+) -> Result<OptionSpec, Unhandled> {
+    let fields = given.fields;
+    // ansible-core reads only type, elements, required, default, choices, aliases, no_log,
+    // fallback, deprecated_aliases, removed_*, options, apply_defaults and the five checks:
+    // other keys (`context`, `description`, ...) change nothing, whatever their value.
+
+    let kind_of = |key: &str| match callable(key) {
+        Some(i) => Ok(Some(TypeKind::Callable(i))),
+        None => type_kind(plain(fields, key)?),
+    };
+    let kind = kind_of("type")?.unwrap_or(TypeKind::Str);
+    let elements = kind_of("elements")?;
+    if elements.is_some() && kind != TypeKind::List {
+        return Err(Unhandled("spec: elements without type list"));
+    }
+    let required = flag(plain(fields, "required")?)?;
+    let no_log = flag(plain(fields, "no_log")?)?;
+    let default = plain(fields, "default")?.clone();
+    if required && default != Value::None {
+        return Err(Unhandled("spec: required with default"));
+    }
+    Ok(OptionSpec {
+        name: name.to_owned(),
+        kind,
+        elements,
+        required,
+        default,
+        choices: choices(plain(fields, "choices")?)?,
+        aliases: names(plain(fields, "aliases")?, "spec: aliases not a list of str")?
+            .unwrap_or_default(),
+        no_log,
+        fallback: fields.contains_key("fallback"),
+        removal: removal(fields)?,
+        deprecated_aliases: deprecated_aliases(plain(fields, "deprecated_aliases")?)?,
+        sub: sub_options(&given, kind, elements, depth)?,
+    })
+}
+
+/// The `options` of a dict option (or list with dict elements); ansible-core only reads the
+/// option-level checks and `apply_defaults` when there are options.
+fn sub_options(
+    given: &Given<'_>,
+    kind: TypeKind,
+    elements: Option<TypeKind>,
+    depth: usize,
+) -> Result<Option<Box<SubOptions>>, Unhandled> {
+    let fields = given.fields;
+    let mut input = match (given.sub_input, plain(fields, "options")?) {
+        (Some(sub), _) => sub.clone(),
+        (None, Value::None) => return Ok(None),
+        (None, Value::Dict(options)) => {
+            let mut input = SpecInput::default();
+            for (name, option) in options {
+                let Value::Dict(option) = option else { return Err(Unhandled("spec: option not a dict")) };
+                input.options.push((name.clone(), option.iter().map(|(k, v)| (k.clone(), Some(v.clone()))).collect()));
+            }
+            input
+        }
+        (None, _) => return Err(Unhandled("spec: options not a dict")),
+    };
+    let holds_dicts = kind == TypeKind::Dict || (kind == TypeKind::List && elements == Some(TypeKind::Dict));
+    if !holds_dicts {
+        return Err(Unhandled("spec: options on an option that is not a dict"));
+    }
+    let check = |key: &str| plain(fields, key).map(|v| Some(v.clone()));
+    input.mutually_exclusive = check("mutually_exclusive")?;
+    input.required_together = check("required_together")?;
+    input.required_one_of = check("required_one_of")?;
+    input.required_if = check("required_if")?;
+    input.required_by = check("required_by")?;
+    Ok(Some(Box::new(SubOptions {
+        spec: CompiledSpec::compile_at(&input, depth + 1, given.callable_names)?,
+        apply_defaults: flag(plain(fields, "apply_defaults")?)?,
+    })))
+}
+
+fn removal(fields: &OptionInput) -> Result<Option<Removal>, Unhandled> {
+    let collection_name = plain(fields, "removed_from_collection")?.clone();
+    let date = plain(fields, "removed_at_date")?;
+    let version = plain(fields, "removed_in_version")?;
+    Ok(match (date, version) {
+        (Value::None, Value::None) => None,
+        (Value::None, when) => Some(Removal { at_date: false, when: when.clone(), collection_name }),
+        (when, _) => Some(Removal { at_date: true, when: when.clone(), collection_name }),
+    })
+}
+
+fn deprecated_aliases(v: &Value) -> Result<Vec<DeprecatedAlias>, Unhandled> {
+    const REASON: &str = "spec: deprecated_aliases not a list of dicts with a str name";
+    let entries = match v {
+        Value::None => return Ok(Vec::new()),
+        Value::List(entries) => entries,
+        _ => return Err(Unhandled(REASON)),
+    };
+    entries
+        .iter()
+        .map(|entry| {
+            let Value::Dict(d) = entry else { return Err(Unhandled(REASON)) };
+            let Some(Value::Str(name)) = d.get("name") else { return Err(Unhandled(REASON)) };
+            let get = |k: &str| d.get(k).cloned().unwrap_or(Value::None);
+            Ok(DeprecatedAlias {
+                name: name.clone(),
+                version: get("version"),
+                date: get("date"),
+                collection_name: get("collection_name"),
+            })
+        })
+        .collect()
+}
+
+fn choices(v: &Value) -> Result<Option<Vec<Value>>, Unhandled> {
+    match v {
+        Value::None => Ok(None),
+        Value::List(items) => {
+            let printable = items.iter().all(|c| {
+                matches!(c, Value::None | Value::Bool(_) | Value::Int(_) | Value::Str(_))
+            });
+            if printable {
+                Ok(Some(items.clone()))
+            } else {
+                Err(Unhandled("spec: choices not all str/int/bool/None"))
+            }
+        }
+        _ => Err(Unhandled("spec: choices not a list")),
+    }
+}
+
+/// A list of str; `None` when absent.
+fn names(v: &Value, reason: &'static str) -> Result<Option<Vec<String>>, Unhandled> {
+    match v {
+        Value::None => Ok(None),
+        Value::List(items) => items
+            .iter()
+            .map(|i| match i {
+                Value::Str(s) => Ok(s.clone()),
+                _ => Err(Unhandled(reason)),
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some),
+        _ => Err(Unhandled(reason)),
+    }
+}
+
+fn alias_table(options: &[OptionSpec]) -> Result<Vec<(String, usize)>, Unhandled> {
+    // A deprecated alias named like an option would be seen or not depending on alias order.
+    let odd_deprecation = options
+        .iter()
+        .flat_map(|o| &o.deprecated_aliases)
+        .any(|d| options.iter().any(|o| o.name == d.name));
+    if odd_deprecation {
+        return Err(Unhandled("spec: deprecated alias named like an option"));
+    }
+    let mut table: Vec<(String, usize)> = Vec::new();
+    for (index, option) in options.iter().enumerate() {
+        for alias in &option.aliases {
+            let clash = options.iter().any(|o| &o.name == alias)
+                || table.iter().any(|(a, i)| a == alias && *i != index);
+            if clash {
+                return Err(Unhandled("spec: alias that is also another name"));
+            }
+            if !table.iter().any(|(a, _)| a == alias) {
+                table.push((alias.clone(), index));
+            }
+        }
+    }
+    Ok(table)
+}
+
+fn present(v: &Option<Value>) -> Result<&Value, Unhandled> {
+    v.as_ref().ok_or(Unhandled("spec: check that is not plain data"))
+}
+
+fn term_groups(v: &Option<Value>) -> Result<Vec<Vec<String>>, Unhandled> {
+    const REASON: &str = "spec: check terms not a list of lists of str";
+    match present(v)? {
+        Value::None => Ok(Vec::new()),
+        Value::List(groups) => groups
+            .iter()
+            .map(|g| match g {
+                Value::List(_) => names(g, REASON).map(Option::unwrap_or_default),
+                _ => Err(Unhandled(REASON)),
+            })
+            .collect(),
+        _ => Err(Unhandled(REASON)),
+    }
+}
+
+fn required_if(v: &Option<Value>) -> Result<Vec<RequiredIf>, Unhandled> {
+    const REASON: &str = "spec: required_if entry not [str, value, [str...], bool?]";
+    let entries = match present(v)? {
+        Value::None => return Ok(Vec::new()),
+        Value::List(entries) => entries,
+        _ => return Err(Unhandled(REASON)),
+    };
+    entries
+        .iter()
+        .map(|entry| {
+            let Value::List(parts) = entry else { return Err(Unhandled(REASON)) };
+            let (key, value, reqs, any) = match parts.as_slice() {
+                [k, v, r] => (k, v, r, false),
+                [k, v, r, Value::Bool(any)] => (k, v, r, *any),
+                _ => return Err(Unhandled(REASON)),
+            };
+            let Value::Str(key) = key else { return Err(Unhandled(REASON)) };
+            if value.scalar_text().is_none() || !matches!(reqs, Value::List(_)) {
+                return Err(Unhandled(REASON));
+            }
+            Ok(RequiredIf {
+                key: key.clone(),
+                value: value.clone(),
+                requirements: names(reqs, REASON)?.unwrap_or_default(),
+                any,
+            })
+        })
+        .collect()
+}
+
+fn required_by(v: &Option<Value>) -> Result<Vec<(String, Vec<String>)>, Unhandled> {
+    const REASON: &str = "spec: required_by not a dict of str lists";
+    match present(v)? {
+        Value::None => Ok(Vec::new()),
+        Value::Dict(map) => map
+            .iter()
+            .map(|(key, value)| match value {
+                Value::Str(single) => Ok((key.clone(), vec![single.clone()])),
+                _ => Ok((key.clone(), names(value, REASON)?.ok_or(Unhandled(REASON))?)),
+            })
+            .collect(),
+        _ => Err(Unhandled(REASON)),
+    }
+}

@@ -1,0 +1,429 @@
+//! One validation pass in the order `ArgumentSpecValidator.validate` makes it, so errors
+//! come out in the same order with the same messages.
+
+use super::checks;
+use super::convert::convert;
+use super::spec::{CompiledSpec, OptionSpec};
+use super::value::{Params, Value};
+use super::convert::Converted;
+use super::spec::TypeKind;
+use super::{CoreFlavor, Delegate, Unhandled};
+
+/// What validation needs besides the spec: version differences and the delegate.
+pub struct Context<'a> {
+    pub flavor: &'a CoreFlavor,
+    pub delegate: &'a dyn Delegate,
+}
+
+
+impl Context<'_> {
+    fn convert(&self, kind: TypeKind, value: &Value) -> Converted {
+        match convert(kind, value, self.flavor) {
+            Err(why) => self.delegate.convert(kind, value, why),
+            done => done,
+        }
+    }
+}
+
+/// The `AnsibleValidationError` subclass of each error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    Alias,
+    MutuallyExclusive,
+    Required,
+    ArgumentType,
+    Element,
+    ArgumentValue,
+    RequiredTogether,
+    RequiredOneOf,
+    RequiredIf,
+    RequiredBy,
+    Unsupported,
+}
+
+impl ErrorKind {
+    pub fn class_name(self) -> &'static str {
+        match self {
+            ErrorKind::Alias => "AliasError",
+            ErrorKind::MutuallyExclusive => "MutuallyExclusiveError",
+            ErrorKind::Required => "RequiredError",
+            ErrorKind::ArgumentType => "ArgumentTypeError",
+            ErrorKind::Element => "ElementError",
+            ErrorKind::ArgumentValue => "ArgumentValueError",
+            ErrorKind::RequiredTogether => "RequiredTogetherError",
+            ErrorKind::RequiredOneOf => "RequiredOneOfError",
+            ErrorKind::RequiredIf => "RequiredIfError",
+            ErrorKind::RequiredBy => "RequiredByError",
+            ErrorKind::Unsupported => "UnsupportedError",
+        }
+    }
+}
+
+/// An alias given for an option with sub-options, with the dict or list it was given.
+pub(super) struct SharedAlias {
+    option: usize,
+    alias: String,
+    given: Value,
+}
+
+const ALIASED: Unhandled = Unhandled("value: aliased sub-options list of mixed items");
+
+/// Everything a `ValidationResult` holds, for the glue to build one.
+#[derive(Debug, Clone, Default)]
+pub struct Outcome {
+    pub params: Params,
+    pub errors: Vec<(ErrorKind, String)>,
+    /// Unsupported parameters, one group per (sub-)parameter dict, each in parameter order:
+    /// ansible-core adds each group to its set as a set, and picks the supported names for
+    /// its message from whichever item that set yields last, so the glue rebuilds the set.
+    pub unsupported: Vec<UnsupportedGroup>,
+    /// no_log values (ansible-core keeps a set).
+    pub no_log_values: Vec<String>,
+    /// (option, alias) for every option given under both names.
+    pub alias_warnings: Vec<(String, String)>,
+    /// `_deprecations` entries: key/value pairs of each dict, in ansible-core's key order.
+    pub deprecations: Vec<Vec<(&'static str, Value)>>,
+    /// Messages ansible-core passes to `warn()` while validating sub-options, in order.
+    pub warnings_to_emit: Vec<String>,
+}
+
+/// Unsupported keys of one parameter dict: each as its path (options context + key; a
+/// single name at top level), with the option names and aliases of the spec it was met in.
+#[derive(Debug, Clone, Default)]
+pub struct UnsupportedGroup {
+    pub paths: Vec<Vec<String>>,
+    pub supported: Vec<String>,
+    pub aliases: Vec<(String, String)>,
+}
+
+impl Outcome {
+    fn check(&mut self, kind: ErrorKind, message: Option<String>, context: &[String]) {
+        if let Some(message) = message {
+            self.errors.push((kind, in_context(message, context)));
+        }
+    }
+}
+
+/// `"<msg> found in a -> b"` inside sub-options.
+fn in_context(message: String, context: &[String]) -> String {
+    if context.is_empty() {
+        message
+    } else {
+        format!("{message} found in {}", context.join(" -> "))
+    }
+}
+
+pub(super) fn alias_deprecation(name: &str, alias: &super::spec::DeprecatedAlias) -> Vec<(&'static str, Value)> {
+    vec![
+        ("msg", Value::Str(format!("Alias '{name}' is deprecated. See the module docs for more information"))),
+        ("version", alias.version.clone()),
+        ("date", alias.date.clone()),
+        ("collection_name", alias.collection_name.clone()),
+    ]
+}
+
+impl CompiledSpec {
+    /// Validate `params` (a deep copy the caller owns).
+    pub fn validate(&self, mut params: Params, cx: &Context<'_>) -> Result<Outcome, Unhandled> {
+        let mut out = Outcome::default();
+        for alias in self.options.iter().flat_map(|o| &o.deprecated_aliases) {
+            if params.contains_key(&alias.name) {
+                out.deprecations.push(alias_deprecation(&alias.name, alias));
+            }
+        }
+        let (both, shared) = self.resolve_aliases(&mut params);
+        out.alias_warnings = both;
+        self.collect_no_log(&params, &mut out)?;
+        self.collect_deprecations(&params, "", &mut out);
+        self.collect_unsupported(&params, &[], &mut out);
+        self.check_level(&mut params, cx, &[], &mut out)?;
+        let mut deferred = Vec::new();
+        self.validate_sub_options(&mut params, cx, "", &mut Vec::new(), &mut out, &mut deferred)?;
+        self.share_alias_values(&mut params, shared)?;
+        out.deprecations.extend(deferred);
+        out.params = params;
+        Ok(out)
+    }
+
+    /// What ansible-core checks for every parameter dict, top level or sub-options, from the
+    /// mutually-exclusive check to the final defaults.
+    pub(super) fn check_level(
+        &self,
+        params: &mut Params,
+        cx: &Context<'_>,
+        context: &[String],
+        out: &mut Outcome,
+    ) -> Result<(), Unhandled> {
+        let exclusive = checks::mutually_exclusive(&self.mutually_exclusive, params);
+        out.check(ErrorKind::MutuallyExclusive, exclusive, context);
+        self.set_defaults(params, out, cx, false)?;
+        let required = self.options.iter().filter(|o| o.required).map(|o| o.name.as_str());
+        let missing = checks::required_arguments(required, params);
+        out.check(ErrorKind::Required, missing, context);
+        for option in &self.options {
+            self.check_type(option, params, out, cx, context)?;
+        }
+        for option in &self.options {
+            check_choices(option, params, out, context)?;
+        }
+        let p = &*params;
+        let found = [
+            (ErrorKind::RequiredTogether, checks::required_together(&self.required_together, p)),
+            (ErrorKind::RequiredOneOf, checks::required_one_of(&self.required_one_of, p)),
+            (ErrorKind::RequiredIf, checks::required_if(&self.required_if, p)),
+            (ErrorKind::RequiredBy, checks::required_by(&self.required_by, p)),
+        ];
+        for (kind, message) in found {
+            out.check(kind, message, context);
+        }
+        self.set_defaults(params, out, cx, true)
+    }
+
+    /// Keys of `params` that are neither options nor aliases.
+    pub(super) fn collect_unsupported(&self, params: &Params, context: &[String], out: &mut Outcome) {
+        let paths: Vec<Vec<String>> = params
+            .keys()
+            .filter(|k| !self.is_legal(k))
+            .map(|k| context.iter().cloned().chain([k.clone()]).collect())
+            .collect();
+        if !paths.is_empty() {
+            let supported = self.options.iter().map(|o| o.name.clone()).collect();
+            let aliases = self
+                .aliases
+                .iter()
+                .map(|(a, i)| (a.clone(), self.options[*i].name.clone()))
+                .collect();
+            out.unsupported.push(UnsupportedGroup { paths, supported, aliases });
+        }
+    }
+
+    /// Copy each alias's value to its option (the alias key stays, as in ansible-core);
+    /// (option, alias) for each option given under both names, and the aliases whose value
+    /// ansible-core would share with a sub-options option (see `share_alias_values`).
+    pub(super) fn resolve_aliases(&self, params: &mut Params) -> (Vec<(String, String)>, Vec<SharedAlias>) {
+        let mut both = Vec::new();
+        let mut shared = Vec::new();
+        for (index, option) in self.options.iter().enumerate() {
+            let mut last = None;
+            for alias in &option.aliases {
+                if let Some(value) = params.get(alias).cloned() {
+                    if params.contains_key(&option.name) {
+                        both.push((option.name.clone(), alias.clone()));
+                    }
+                    if option.sub.is_some() && matches!(value, Value::Dict(_) | Value::List(_)) {
+                        last = Some(SharedAlias { option: index, alias: alias.clone(), given: value.clone() });
+                    } else {
+                        last = None;
+                    }
+                    params.insert(option.name.clone(), value);
+                }
+            }
+            shared.extend(last);
+        }
+        (both, shared)
+    }
+
+    /// In ansible-core an alias and its option hold the same dict/list object, and sub-option
+    /// validation changes the dicts in place, so the alias key ends up showing them too.
+    pub(super) fn share_alias_values(&self, params: &mut Params, shared: Vec<SharedAlias>) -> Result<(), Unhandled> {
+        for SharedAlias { option, alias, given } in shared {
+            let option = &self.options[option];
+            let Some(now) = params.get(&option.name).cloned() else { continue };
+            let seen = match (option.kind, given) {
+                (_, Value::Dict(_)) => now,
+                (TypeKind::Dict, Value::List(_)) => now,
+                (_, Value::List(items)) => {
+                    // The option got a new list (its elements checked one by one) holding the
+                    // same dicts; other elements failed the check and stay only in the alias.
+                    let Value::List(converted) = now else { return Err(ALIASED) };
+                    let mut converted = converted.into_iter();
+                    let mut seen = Vec::with_capacity(items.len());
+                    for item in items {
+                        seen.push(match item {
+                            Value::Dict(_) => converted.next().ok_or(ALIASED)?,
+                            Value::Str(_) => return Err(ALIASED),
+                            other => other,
+                        });
+                    }
+                    Value::List(seen)
+                }
+                _ => continue,
+            };
+            params.insert(alias, seen);
+        }
+        Ok(())
+    }
+
+    /// Options not given get their default: first only the non-None ones, at the end all.
+    fn set_defaults(&self, params: &mut Params, out: &mut Outcome, cx: &Context<'_>, all: bool) -> Result<(), Unhandled> {
+        for option in &self.options {
+            if params.contains_key(&option.name) || !(all || option.default != Value::None) {
+                continue;
+            }
+            if option.no_log && option.default.truthy() {
+                match &option.default {
+                    Value::Str(s) => out.no_log_values.push(s.clone()),
+                    _ if cx.flavor.no_log_default_strings => secret_strings(&option.default, &mut out.no_log_values)?,
+                    _ => return Err(Unhandled("value: no_log default that is not a str (before 2.22)")),
+                }
+            }
+            params.insert(option.name.clone(), option.default.clone());
+        }
+        Ok(())
+    }
+
+    fn check_type(
+        &self,
+        option: &OptionSpec,
+        params: &mut Params,
+        out: &mut Outcome,
+        cx: &Context<'_>,
+        context: &[String],
+    ) -> Result<(), Unhandled> {
+        let Some(value) = params.get(&option.name) else { return Ok(()) };
+        if *value == Value::None && !option.required && option.default == Value::None {
+            return Ok(());
+        }
+        let found_in = |quote: &str, stop: &str| {
+            if context.is_empty() {
+                String::new()
+            } else {
+                format!(" found in {quote}{}{quote}{stop}", context.join(" -> "))
+            }
+        };
+        let converted = match cx.convert(option.kind, value)? {
+            Ok(converted) => converted,
+            Err(reason) => {
+                let message = format!(
+                    "argument '{}' is of type {}{} and we were unable to convert to {}: {reason}",
+                    option.name,
+                    value.type_name(),
+                    found_in("'", "."),
+                    self.type_name(option.kind)
+                );
+                out.errors.push((ErrorKind::ArgumentType, message));
+                return Ok(());
+            }
+        };
+        let converted = match (option.elements, converted) {
+            (Some(kind), Value::List(items)) => {
+                let mut kept = Vec::with_capacity(items.len());
+                for item in items {
+                    match cx.convert(kind, &item)? {
+                        Ok(v) => kept.push(v),
+                        Err(reason) => out.errors.push((
+                            ErrorKind::Element,
+                            format!(
+                                "Elements value for option '{}'{} is of type {} and we were unable to convert to {}: {reason}",
+                                option.name,
+                                found_in("'", ""),
+                                item.type_name(),
+                                self.type_name(kind)
+                            ),
+                        )),
+                    }
+                }
+                Value::List(kept)
+            }
+            (Some(_), _) => return Err(Unhandled("value: elements of a non-list")),
+            (None, converted) => converted,
+        };
+        params.insert(option.name.clone(), converted);
+        Ok(())
+    }
+}
+
+fn contains(choices: &[Value], value: &Value) -> bool {
+    choices.iter().any(|c| c.py_eq(value))
+}
+
+fn text_of(value: &Value) -> Result<String, Unhandled> {
+    value.scalar_text().ok_or(Unhandled("value: choice error showing a float or container"))
+}
+
+fn check_choices(
+    option: &OptionSpec,
+    params: &mut Params,
+    out: &mut Outcome,
+    context: &[String],
+) -> Result<(), Unhandled> {
+    let (Some(choices), Some(value)) = (&option.choices, params.get(&option.name)) else {
+        return Ok(());
+    };
+    let choices_text = || -> Result<String, Unhandled> {
+        Ok(choices.iter().map(text_of).collect::<Result<Vec<_>, _>>()?.join(", "))
+    };
+    if let Value::List(items) = value {
+        let diff: Vec<&Value> = items.iter().filter(|i| !contains(choices, i)).collect();
+        if !diff.is_empty() {
+            let diff_text = diff.into_iter().map(text_of).collect::<Result<Vec<_>, _>>()?;
+            let message = format!(
+                "value of {} must be one or more of: {}. Got no match for: {}",
+                option.name,
+                choices_text()?,
+                diff_text.join(", ")
+            );
+            out.errors.push((ErrorKind::ArgumentValue, in_context(message, context)));
+        }
+        return Ok(());
+    }
+    if contains(choices, value) {
+        return Ok(());
+    }
+    let mut value = value.clone();
+    // A YAML-made 'True'/'False' takes the one boolean spelling the choices offer.
+    for (text, set) in [("False", BOOL_FALSE), ("True", BOOL_TRUE)] {
+        if value == Value::Str(text.into()) {
+            if let Some(only) = single_boolean_choice(choices, set)? {
+                value = only;
+                params.insert(option.name.clone(), value.clone());
+            }
+        }
+    }
+    if !contains(choices, &value) {
+        let message = format!(
+            "value of {} must be one of: {}, got: {}",
+            option.name,
+            choices_text()?,
+            text_of(&value)?
+        );
+        out.errors.push((ErrorKind::ArgumentValue, in_context(message, context)));
+    }
+    Ok(())
+}
+
+const BOOL_TRUE: &[&str] = &["y", "yes", "on", "1", "true", "t"];
+const BOOL_FALSE: &[&str] = &["n", "no", "off", "0", "false", "f"];
+
+/// `BOOLEANS_X & set(choices)` when it has exactly one member; numbers in the overlap make
+/// the member CPython keeps depend on set internals, so they are left to ansible-core.
+fn single_boolean_choice(choices: &[Value], set: &[&str]) -> Result<Option<Value>, Unhandled> {
+    let mut found: Vec<&str> = Vec::new();
+    for choice in choices {
+        match choice {
+            Value::Str(s) if set.contains(&s.as_str()) && !found.contains(&s.as_str()) => found.push(s),
+            Value::Int(_) | Value::Bool(_) | Value::Float(_) => {
+                return Err(Unhandled("value: True/False against numeric choices"))
+            }
+            _ => {}
+        }
+    }
+    Ok((found.len() == 1).then(|| Value::Str(found[0].to_owned())))
+}
+
+/// `_return_datastructure_name`: the strings a no_log value contributes.
+pub(super) fn secret_strings(value: &Value, into: &mut Vec<String>) -> Result<(), Unhandled> {
+    match value {
+        Value::Str(s) if !s.is_empty() => into.push(s.clone()),
+        Value::Str(_) | Value::None | Value::Bool(_) => {}
+        Value::Int(i) => into.push(i.to_string()),
+        Value::Float(_) => return Err(Unhandled("value: no_log float")),
+        Value::List(items) => items.iter().try_for_each(|i| secret_strings(i, into))?,
+        Value::Dict(map) => map.values().try_for_each(|v| secret_strings(v, into))?,
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[path = "validate_tests.rs"]
+mod tests;

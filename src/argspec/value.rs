@@ -1,0 +1,142 @@
+//! Plain parameter values: exactly the builtin types the glue accepts.
+
+use indexmap::IndexMap;
+
+/// A parameter dict: insertion-ordered like a Python dict.  Keys are option names, hashed
+/// often per call, so with a fast hasher.
+pub type Params = IndexMap<String, Value, rustc_hash::FxBuildHasher>;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    None,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    List(Vec<Value>),
+    Dict(Params),
+}
+
+impl Value {
+    /// Python truthiness.
+    pub fn truthy(&self) -> bool {
+        match self {
+            Value::None => false,
+            Value::Bool(b) => *b,
+            Value::Int(i) => *i != 0,
+            Value::Float(f) => *f != 0.0,
+            Value::Str(s) => !s.is_empty(),
+            Value::List(l) => !l.is_empty(),
+            Value::Dict(d) => !d.is_empty(),
+        }
+    }
+
+    /// Python `==`, where `True == 1 == 1.0`.
+    pub fn py_eq(&self, other: &Value) -> bool {
+        match (self.as_number(), other.as_number()) {
+            (Some(a), Some(b)) => return a.eq(&b),
+            (Some(_), None) | (None, Some(_)) => return false,
+            _ => {}
+        }
+        match (self, other) {
+            (Value::None, Value::None) => true,
+            (Value::Str(a), Value::Str(b)) => a == b,
+            (Value::List(a), Value::List(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.py_eq(y))
+            }
+            (Value::Dict(a), Value::Dict(b)) => {
+                a.len() == b.len() && a.iter().all(|(k, v)| b.get(k).is_some_and(|w| v.py_eq(w)))
+            }
+            _ => false,
+        }
+    }
+
+    fn as_number(&self) -> Option<Number> {
+        match self {
+            Value::Bool(b) => Some(Number::Int(i64::from(*b))),
+            Value::Int(i) => Some(Number::Int(*i)),
+            Value::Float(f) => Some(Number::Float(*f)),
+            _ => None,
+        }
+    }
+
+    /// `type(value).__name__` for the builtin types.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::None => "NoneType",
+            Value::Bool(_) => "bool",
+            Value::Int(_) => "int",
+            Value::Float(_) => "float",
+            Value::Str(_) => "str",
+            Value::List(_) => "list",
+            Value::Dict(_) => "dict",
+        }
+    }
+
+    /// `str(type(value))`, as error messages print it.
+    pub fn class_text(&self) -> String {
+        format!("<class '{}'>", self.type_name())
+    }
+
+    /// `str(value)` for the scalars whose Python text is certain; floats and containers
+    /// have Python-specific formatting, so they are `None`.
+    pub fn scalar_text(&self) -> Option<String> {
+        match self {
+            Value::None => Some("None".into()),
+            Value::Bool(true) => Some("True".into()),
+            Value::Bool(false) => Some("False".into()),
+            Value::Int(i) => Some(i.to_string()),
+            Value::Str(s) => Some(s.clone()),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Number {
+    Int(i64),
+    Float(f64),
+}
+
+impl Number {
+    fn eq(&self, other: &Number) -> bool {
+        match (*self, *other) {
+            (Number::Int(a), Number::Int(b)) => a == b,
+            (Number::Float(a), Number::Float(b)) => a == b,
+            (Number::Int(i), Number::Float(f)) | (Number::Float(f), Number::Int(i)) => {
+                int_eq_float(i, f)
+            }
+        }
+    }
+}
+
+/// Exact comparison, as Python compares an int with a float (no rounding of the int).
+fn int_eq_float(i: i64, f: f64) -> bool {
+    if !f.is_finite() || f.fract() != 0.0 || f.abs() >= 9.3e18 {
+        return false;
+    }
+    (f as i128) == i128::from(i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_equality_across_numbers() {
+        assert!(Value::Bool(true).py_eq(&Value::Int(1)));
+        assert!(Value::Float(1.0).py_eq(&Value::Int(1)));
+        assert!(!Value::Float(1.5).py_eq(&Value::Int(1)));
+        assert!(!Value::Str("1".into()).py_eq(&Value::Int(1)));
+        assert!(!Value::Int(i64::MAX).py_eq(&Value::Float(i64::MAX as f64)));
+    }
+
+    #[test]
+    fn truthiness_and_text() {
+        assert!(!Value::Str(String::new()).truthy());
+        assert!(Value::Float(0.1).truthy());
+        assert_eq!(Value::Bool(false).scalar_text().as_deref(), Some("False"));
+        assert_eq!(Value::Float(0.1).scalar_text(), None);
+        assert_eq!(Value::None.class_text(), "<class 'NoneType'>");
+    }
+}
