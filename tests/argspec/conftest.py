@@ -12,3 +12,16 @@ sys.path.insert(0, str(pathlib.Path(__file__).parent))
 def _accel_on(accel):
     """Every argspec test runs with the accelerator installed."""
     yield accel
+
+
+@pytest.fixture
+def module_context(monkeypatch):
+    """warn()/deprecate() collected as they are inside a module, not sent to Display.
+
+    install() imports controller code (module_common), which makes ansible-core's
+    module_utils route warnings to the controller's Display; a module on a managed node
+    collects them instead, and these tests check that collection.
+    """
+    from ansible.module_utils import _internal
+
+    monkeypatch.setattr(_internal, "is_controller", False)

@@ -30,7 +30,7 @@ def _module_validate(spec, params):
     )
 
 
-def test_module_validator_warns_alike():
+def test_module_validator_warns_alike(module_context):
     spec = {
         "path": {"type": "path", "aliases": ["dest", "name"], "deprecated_aliases": [{"name": "name", "version": "3.0"}]},
         "mode": {"type": "raw", "removed_at_date": "2030-02-02", "removed_from_collection": "ns.col"},

@@ -74,7 +74,7 @@ def _warnings_of(spec, params):
     )
 
 
-def test_nested_alias_warnings_emitted_alike():
+def test_nested_alias_warnings_emitted_alike(module_context):
     params = {"name": "a", "settings": {"level": 1, "lvl": 2, "token": "a", "tok": "b"}}
     native = _warnings_of(NESTED, params)
     ansible_accel.uninstall()
