@@ -24,6 +24,20 @@ class Row:
     python_spread: float
     native_spread: float
     equal: bool
+    # Filled in by ``python -m benches`` (optional, so engine benchmarks never need to).
+    ansible_core: str = ""
+    python: str = ""
+
+    def to_dict(self) -> dict:
+        """The row as JSON-ready data, ratio included (inf becomes None)."""
+        data = dataclasses.asdict(self)
+        data["ratio"] = self.ratio if self.native_s else None
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Row:
+        fields = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in fields})
 
     @property
     def ratio(self) -> float:
@@ -33,17 +47,21 @@ class Row:
         verdict = "equal" if self.equal else "DIFFERENT (failure)"
         return (
             f"{self.group:<10} {self.name:<34} {self.inputs:<34} "
-            f"py {_fmt(self.python_s):>9}  native {_fmt(self.native_s):>9}  "
+            f"py {fmt(self.python_s):>9}  native {fmt(self.native_s):>9}  "
             f"x{self.ratio:>8.1f}  {verdict}"
         )
 
 
-def _fmt(seconds: float) -> str:
+def fmt(seconds: float) -> str:
+    """A duration with a readable unit: 1.23s, 4.56ms, 7.8us."""
     if seconds >= 1:
         return f"{seconds:.2f}s"
     if seconds >= 1e-3:
         return f"{seconds * 1e3:.2f}ms"
     return f"{seconds * 1e6:.1f}us"
+
+
+_fmt = fmt  # the old private name
 
 
 def _time(fn: t.Callable[[], t.Any], number: int) -> tuple[float, t.Any]:
