@@ -26,13 +26,15 @@ VENV_DEMO := $(VENVS)/py$(subst .,,$(PY))
 TEST_DEPS := pytest pytest-mock pytest-xdist hypothesis
 # The masking benchmark compares with the existing Python Aho-Corasick bindings (2.22 only).
 BENCH_DEPS_313 := pyahocorasick ahocorasick-rs
+# make bench runs its report (results.json, results.md, the ratio chart) in the 3.12 environment.
+BENCH_DEPS_312 := matplotlib
 # The finder's differential tests walk the modules of the community collections matching 2.21.
 COLLECTIONS_312 := ansible==14.5.0
 # Bump when the packages installed in the environments change, so existing ones are redone.
-ENV_STAMP := .ready-3
+ENV_STAMP := .ready-4
 PIP_FLAGS := --disable-pip-version-check --quiet
 
-.PHONY: build venvs test test-rust test-py conformance demo bench bench-run bench-check lint clean
+.PHONY: build venvs test test-rust test-py conformance demo bench bench-run bench-check bench-e2e bench-e2e-run lint clean
 
 # --- environments -------------------------------------------------------------------------
 
@@ -42,7 +44,7 @@ $(VENVS)/py%/$(ENV_STAMP):
 	 echo "== creating $(VENVS)/py$* with $$py and ansible-core $$core"; \
 	 rm -rf "$(VENVS)/py$*"; "$$py" -m venv "$(VENVS)/py$*"; \
 	 "$(VENVS)/py$*/bin/pip" install $(PIP_FLAGS) --upgrade pip; \
-	 "$(VENVS)/py$*/bin/pip" install $(PIP_FLAGS) "ansible-core==$$core" $(TEST_DEPS) $(if $(filter 311,$*),maturin) $(if $(filter 313,$*),$(BENCH_DEPS_313)) $(if $(filter 312,$*),$(COLLECTIONS_312)); \
+	 "$(VENVS)/py$*/bin/pip" install $(PIP_FLAGS) "ansible-core==$$core" $(TEST_DEPS) $(if $(filter 311,$*),maturin) $(if $(filter 313,$*),$(BENCH_DEPS_313)) $(if $(filter 312,$*),$(COLLECTIONS_312) $(BENCH_DEPS_312)); \
 	 touch "$@"
 
 venvs: $(VENVS)/py311/$(ENV_STAMP) $(VENVS)/py312/$(ENV_STAMP) $(VENVS)/py313/$(ENV_STAMP)
@@ -82,16 +84,32 @@ conformance:
 demo: $(VENV_DEMO)/$(ENV_STAMP) build
 	"$(VENV_DEMO)/bin/python" tests/demo/run_demo.py
 
+# make bench: every hot path's benchmark on ansible-core 2.21 (py312) and 2.22 (py313) in one
+# run, engines that give rows on neither on 2.19 (py311).  E2E=1 adds the end-to-end playbooks
+# (make bench-e2e; left out by default: 30-60 minutes on 2 cores).  QUICK=1: small inputs, under
+# a minute.  Results: bench-results/results.json, results.md (the README's table), ratios.png.
+BENCH_PYTHONS := --python "$(VENVS)/py312/bin/python" --python "$(VENVS)/py313/bin/python" \
+                 --extra-python "$(VENVS)/py311/bin/python"
+E2E ?=
 bench: venvs build bench-run
 
 bench-run:
-	"$(VENVS)/py312/bin/python" -m benches $(if $(QUICK),--quick)
-	"$(VENVS)/py313/bin/python" -m benches $(if $(QUICK),--quick)
+	"$(VENVS)/py312/bin/python" -m benches.suite $(BENCH_PYTHONS) --out "$(ROOT)/bench-results" \
+	  $(if $(QUICK),--quick,$(if $(filter 1,$(E2E)),--e2e))
 
-# make test runs the quick benchmarks once so they never rot: a row whose outputs differ fails
-# (exit 1); the times are printed, never checked.
+# make test runs the quick benchmarks once so they never rot: a row whose outputs differ, or a
+# benchmark that fails, fails the target; the times are printed, never checked.
 bench-check:
-	$(MAKE) --no-print-directory bench-run QUICK=1
+	"$(VENVS)/py312/bin/python" -m benches.suite $(BENCH_PYTHONS) --quick --check
+
+# The end-to-end playbooks alone: modules.yml on 2.21 (the ansible==14.5.0 collections are in
+# py312), secrets.yml on 2.22; 20 hosts, 3 runs off and 3 on (QUICK=1: 2 hosts, 1 run each).
+bench-e2e: venvs build bench-e2e-run
+
+bench-e2e-run:
+	@mkdir -p "$(ROOT)/bench-results"
+	"$(VENVS)/py312/bin/python" -m benches.e2e --python "$(VENVS)/py312/bin/python" \
+	  --python "$(VENVS)/py313/bin/python" --json "$(ROOT)/bench-results/e2e.json" $(if $(QUICK),--quick)
 
 lint:
 	cargo clippy --quiet --all-targets -- -D warnings

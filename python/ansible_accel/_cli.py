@@ -68,6 +68,41 @@ def _version() -> str:
     return __version__
 
 
+BENCH_SOURCE_HELP = """\
+The benchmarks are not in the wheel (it holds only the ansible_accel package); they are in the
+source distribution and the git repository, under benches/.  Get them, for example with
+  pip download --no-deps --no-binary :all: ansible-accel==VERSION && tar xf ansible_accel-VERSION.tar.gz
+and run `ansible-accel bench --source ansible_accel-VERSION` (or from inside that directory)."""
+
+
+def find_bench_source(start: str) -> str | None:
+    """The directory holding ``benches/suite.py``: ``start`` or one of its parents."""
+    directory = os.path.abspath(start)
+    while True:
+        if os.path.isfile(os.path.join(directory, "benches", "suite.py")):
+            return directory
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+
+
+def run_bench(source: str | None, args: list[str]) -> int:
+    """``python -m benches.suite ARGS`` from a source tree, measuring the ansible_accel installed
+    beside this interpreter (and the ansible-core installed there) unless ``--python`` says otherwise."""
+    import subprocess
+
+    root = find_bench_source(source or os.getcwd())
+    if root is None:
+        print(f"ansible-accel bench: no benches/suite.py in {source or 'the current directory or its parents'}.\n"
+              + BENCH_SOURCE_HELP, file=sys.stderr)
+        return 2
+    if "--python" not in args:
+        args = ["--python", sys.executable, *args]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+    return subprocess.run([sys.executable, "-m", "benches.suite", *args], cwd=os.getcwd(), env=env).returncode
+
+
 def run_ansible(command: str, args: list[str]) -> int:
     """Run an ansible command in this process with the accelerator on; its exit code."""
     _activation.install()
@@ -106,6 +141,16 @@ def main(argv: list[str] | None = None) -> int:
     status_cmd = sub.add_parser("status", help="switch the accelerator on here and show what is active")
     status_cmd.add_argument("--json", action="store_true", help="print status() as JSON")
     sub.add_parser("config", help="print the ansible.cfg lines that switch the accelerator on")
+    bench_cmd = sub.add_parser(
+        "bench",
+        help="time every hot path against ansible-core's pure Python (needs the benches/ sources)",
+        description="Runs benches/suite.py from a source tree against this interpreter's ansible-core and "
+        "ansible-accel; the remaining arguments go to it (--quick, --out DIR, --e2e, --python PY, engine names).",
+    )
+    bench_cmd.add_argument("--source", help="the source tree holding benches/ (default: here or a parent)")
+    if argv and argv[0] == "bench":
+        known, rest = bench_cmd.parse_known_args(argv[1:])
+        return run_bench(known.source, rest)
     options = parser.parse_args(argv)
     if options.command == "status":
         report = _activation.install()

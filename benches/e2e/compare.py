@@ -1,0 +1,94 @@
+"""Comparing two playbook runs' results after normalising what legitimately differs between runs."""
+
+from __future__ import annotations
+
+import collections
+import json
+import re
+
+# Result keys whose values differ from run to run without meaning anything.
+VOLATILE_KEYS = {"start", "end", "delta", "elapsed", "worker_pid"}
+# ... and in file status dicts (stat, find: those with an "inode"), times and inode identity.
+VOLATILE_FILE_KEYS = {"atime", "mtime", "ctime", "inode", "version"}
+# copy's content= goes through a controller temporary file with a random name.
+RANDOM_BASENAME = re.compile(r"\.?(?:tmp)?[a-z0-9_]{8}")
+# Temporary paths ansible-core makes up per task (remote tmp, module tmp).
+TMP_PATH = re.compile(r"""(?:/[^\s'"]*)?ansible-(?:module)?tmp-[^\s'"]*""")
+# dd's (filesize) transfer statistics.
+DD_STATS = re.compile(r"copied, [0-9.e+-]+ s, [0-9.]+ [kMGT]?B/s")
+# ... and the same keys in results printed with -v.
+PRINTED_TIMES = re.compile(r'"(start|end|delta)": "[^"]*"')
+# Tasks whose output is random by nature (new keys, serial numbers): compared by keys only.
+RANDOM_TASK = "random:"
+
+
+def normalise(value):
+    if isinstance(value, dict):
+        drop = VOLATILE_KEYS | (VOLATILE_FILE_KEYS if "inode" in value else set())
+        result = {k: normalise(v) for k, v in value.items() if k not in drop}
+        basename = result.get("_original_basename")
+        if isinstance(basename, str) and RANDOM_BASENAME.fullmatch(basename):
+            result["_original_basename"] = "<random>"
+        return result
+    if isinstance(value, list):
+        return [normalise(v) for v in value]
+    if isinstance(value, str):
+        return DD_STATS.sub("copied, <time>", TMP_PATH.sub("<ansible-tmp>", value))
+    return value
+
+
+def normalise_entry(entry: dict) -> dict:
+    if entry["task"].startswith(RANDOM_TASK):
+        result = entry["result"]
+        return {**entry, "result": {"keys": sorted(result), "changed": result.get("changed"), "failed": result.get("failed")}}
+    return normalise(entry)
+
+
+def normalised_output(output: str) -> list[str]:
+    """The printed lines, sorted: hosts finish tasks in any order."""
+    lines = []
+    for line in output.splitlines():
+        line = PRINTED_TIMES.sub(r'"\1": "<time>"', DD_STATS.sub("copied, <time>", TMP_PATH.sub("<ansible-tmp>", line)))
+        included = re.match(r"(included: .* for )(.*)$", line)
+        if included:
+            line = included[1] + ", ".join(sorted(included[2].split(", ")))
+        lines.append(line)
+    return sorted(lines)
+
+
+def differences(a_results: dict | None, a_output: str, b_results: dict | None, b_output: str, limit: int = 8) -> list[str]:
+    """How run b differs from run a (empty when identical)."""
+    if a_results is None or b_results is None:
+        return ["a run wrote no results file"]
+    found: list[str] = []
+    a_hosts, b_hosts = a_results["hosts"], b_results["hosts"]
+    if sorted(a_hosts) != sorted(b_hosts):
+        found.append(f"hosts differ: {sorted(a_hosts)} vs {sorted(b_hosts)}")
+    for host in sorted(set(a_hosts) & set(b_hosts)):
+        tasks_a, tasks_b = a_hosts[host], b_hosts[host]
+        if len(tasks_a) != len(tasks_b):
+            found.append(f"{host}: {len(tasks_a)} task results vs {len(tasks_b)}")
+        for entry_a, entry_b in zip(tasks_a, tasks_b):
+            x, y = normalise_entry(entry_a), normalise_entry(entry_b)
+            if x != y:
+                found.append(f"{host}: task {entry_a['task']!r}: {first_difference(x, y)}")
+    if a_results["stats"] != b_results["stats"]:
+        found.append("play recap differs")
+    if normalised_output(a_output) != normalised_output(b_output):
+        only_a = collections.Counter(normalised_output(a_output)) - collections.Counter(normalised_output(b_output))
+        only_b = collections.Counter(normalised_output(b_output)) - collections.Counter(normalised_output(a_output))
+        found.append(f"printed output differs: first only {[x[:200] for x in list(only_a)[:3]]}, "
+                     f"second only {[x[:200] for x in list(only_b)[:3]]}")
+    return found[:limit] + ([f"... {len(found) - limit} more"] if len(found) > limit else [])
+
+
+def first_difference(a, b, where: str = "") -> str:
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b)):
+            if a.get(key, "<missing>") != b.get(key, "<missing>"):
+                return first_difference(a.get(key, "<missing>"), b.get(key, "<missing>"), f"{where}.{key}")
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for index, (x, y) in enumerate(zip(a, b)):
+            if x != y:
+                return first_difference(x, y, f"{where}[{index}]")
+    return f"{where or 'value'}: {json.dumps(a)[:160]} != {json.dumps(b)[:160]}"
