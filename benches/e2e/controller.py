@@ -45,8 +45,15 @@ def _profile_worker(directory: str) -> None:
         inherited.disable()
     profile = cProfile.Profile()
     path = os.path.join(directory, f"worker-{os.getpid()}.prof")
-    multiprocessing.util.Finalize(None, lambda: (profile.disable(), profile.dump_stats(path)), exitpriority=100)
+    multiprocessing.util.Finalize(None, lambda: _dump(profile, path), exitpriority=100)
     profile.enable()
+
+
+def _dump(profile: cProfile.Profile, path: str) -> None:
+    # Written aside then renamed: a worker ansible-core terminates mid-write leaves no torn file.
+    profile.disable()
+    profile.dump_stats(path + ".part")
+    os.replace(path + ".part", path)
 
 
 def main(argv: list[str]) -> None:
@@ -69,8 +76,7 @@ def main(argv: list[str]) -> None:
 
         def dump() -> None:
             if "controller" in _profiles:
-                profile.disable()
-                profile.dump_stats(os.path.join(profile_dir, "controller.prof"))
+                _dump(profile, os.path.join(profile_dir, "controller.prof"))
 
         atexit.register(dump)
         profile.enable()

@@ -193,7 +193,8 @@ def bench_playbook(env: dict, playbook: str, work: str, inputs: str, hosts: int,
             print(f" {run.wall:.1f}s wall, {run.cpu:.1f}s CPU (controller process {run.controller_cpu:.1f}s)"
                   f"{'' if run.returncode == 0 else f', EXIT STATUS {run.returncode}'}", flush=True)
             if run.returncode != 0:
-                problems.append(f"accelerator {mode}: exit status {run.returncode}: ...{run.output[-600:]}")
+                fatal = [line[:300] for line in run.output.splitlines() if line.startswith(("fatal:", "failed:", "ERROR"))]
+                problems.append(f"accelerator {mode}: exit status {run.returncode}: {fatal[:4] or run.output[-600:]}")
             runs[mode].append(run)
     reference = runs["off"][0]
     tasks = sum(len(v) for v in (reference.results or {}).get("hosts", {}).values())
@@ -244,9 +245,17 @@ def _counters(stats: dict) -> dict:
             for path, info in paths.items()}
 
 
+def _readable(path: str) -> bool:
+    try:
+        pstats.Stats(path)
+    except Exception:  # noqa: BLE001 - a torn or empty profile is left out
+        return False
+    return True
+
+
 def profile_lines(directory: str, top: int = 18) -> list[str]:
     """The top functions by own time over the controller's and every worker's profile."""
-    files = sorted(glob.glob(os.path.join(directory, "*.prof")))
+    files = [f for f in sorted(glob.glob(os.path.join(directory, "*.prof"))) if _readable(f)]
     if not files:
         return ["(no profile written)"]
     controller = [f for f in files if f.endswith("controller.prof")]
