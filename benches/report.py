@@ -52,17 +52,27 @@ def summary_text(results: dict) -> str:
     return "\n".join(lines)
 
 
+def _ratio_of(off: float, on: float) -> str:
+    return f"{off / on:.2f}×" if on else "—"
+
+
 def e2e_text(e2e: dict) -> list[str]:
-    lines = [f"{'end to end':<34} {'core':<10} {'wall off':>9} {'wall on':>9} {'cpu off':>9} {'cpu on':>9} {'cpu ratio':>9}  results"]
+    lines = [f"{'end to end':<14} {'core':<10} {'runs':>4} {'wall off':>9} {'wall on':>9} {'tree CPU off':>12} {'tree CPU on':>11}"
+             f" {'controller off':>14} {'controller on':>13}  results"]
     for run in e2e["runs"]:
         off, on = run["off"], run["on"]
-        ratio = off["cpu_median"] / on["cpu_median"] if on["cpu_median"] else float("inf")
         lines.append(
-            f"{run['playbook']:<34} {run['ansible_core']:<10} {off['wall_median']:>8.1f}s {on['wall_median']:>8.1f}s "
-            f"{off['cpu_median']:>8.1f}s {on['cpu_median']:>8.1f}s {ratio:>8.2f}x  "
+            f"{run['playbook']:<14} {run['ansible_core']:<10} {len(off['wall']):>4} {off['wall_median']:>8.1f}s {on['wall_median']:>8.1f}s "
+            f"{off['cpu_median']:>11.1f}s {on['cpu_median']:>10.1f}s {off['controller_cpu_median']:>13.1f}s {on['controller_cpu_median']:>12.1f}s  "
             + ("identical" if not run["problems"] else "DIFFERENT (failure)")
         )
     return lines
+
+
+def _memory(text: str | None) -> str:
+    if text and text.endswith(" kB") and text[:-3].strip().isdigit():
+        return f"{int(text[:-3]) / 1024 / 1024:.0f} GiB memory"
+    return text or "? memory"
 
 
 def markdown(results: dict, chart: str | None) -> str:
@@ -74,7 +84,7 @@ def markdown(results: dict, chart: str | None) -> str:
     out = [
         f"Run of {results['started']} ({'quick' if results['quick'] else 'full'}, {results['seconds']:.0f}s"
         f"{', commit ' + results['commit'] if results.get('commit') else ''}): {m['cpus']} CPUs ({m.get('cpu_model') or m['machine']}), "
-        f"{m.get('memory') or '? memory'}, {m['platform']}{load}. {envs}.",
+        f"{_memory(m.get('memory'))}, {m['platform']}{load}. {envs}.",
         "",
         "Speed-up (pure-Python median ÷ native median) per hot path, over the rows that compare with ansible-core itself:",
         "",
@@ -108,28 +118,35 @@ def markdown(results: dict, chart: str | None) -> str:
 
 
 def e2e_markdown(e2e: dict) -> list[str]:
+    def values(xs: list[float]) -> str:
+        return ", ".join(f"{x:.1f}" for x in xs)
+
     out = [
-        "End to end (`benches/e2e`): `ansible-playbook` runs, accelerator off and on alternately; medians",
-        f"of {e2e['repeats']} runs each (each run's value in brackets); CPU is the whole process tree's (controller, workers, modules).",
+        "End to end (`benches/e2e`): `ansible-playbook` on local host aliases, accelerator off and on",
+        "alternately; the median of the runs, each run's value in brackets. Tree CPU: the whole process",
+        "tree (controller, forked workers, module processes); controller: the `ansible-playbook` process alone.",
         "",
-        "| playbook | ansible-core | hosts × tasks | wall off | wall on | CPU off | CPU on | CPU off ÷ on | results |",
-        "|---|---|---|---:|---:|---:|---:|---:|---|",
+        "| playbook | ansible-core | hosts × tasks (actions) | runs | wall off | wall on | tree CPU off | tree CPU on | controller CPU off | controller CPU on | results |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for run in e2e["runs"]:
         off, on = run["off"], run["on"]
-        ratio = off["cpu_median"] / on["cpu_median"] if on["cpu_median"] else float("inf")
         out.append(
-            f"| {run['playbook']} | {run['ansible_core']} | {run['hosts']} × {run['tasks']} "
-            f"| {off['wall_median']:.1f}s ({', '.join(f'{x:.1f}' for x in off['wall'])}) "
-            f"| {on['wall_median']:.1f}s ({', '.join(f'{x:.1f}' for x in on['wall'])}) "
-            f"| {off['cpu_median']:.1f}s ({', '.join(f'{x:.1f}' for x in off['cpu'])}) "
-            f"| {on['cpu_median']:.1f}s ({', '.join(f'{x:.1f}' for x in on['cpu'])}) "
-            f"| {ratio:.2f}× | {'identical' if not run['problems'] else '**DIFFERENT**'} |"
+            f"| {run['playbook']} | {run['ansible_core']} | {run['hosts']} × {run['tasks']} ({run['distinct_actions']}) | {len(off['wall'])} "
+            f"| {off['wall_median']:.1f}s ({values(off['wall'])}) | {on['wall_median']:.1f}s ({values(on['wall'])}) "
+            f"| {off['cpu_median']:.1f}s ({values(off['cpu'])}) | {on['cpu_median']:.1f}s ({values(on['cpu'])}) "
+            f"| {off['controller_cpu_median']:.1f}s | {on['controller_cpu_median']:.1f}s "
+            f"| {'identical' if not run['problems'] else '**DIFFERENT**'} |"
         )
     for run in e2e["runs"]:
+        counters = ", ".join(f"{p} {c['native']}" + (f" (+{c['fallback']} fallbacks)" if c["fallback"] else "")
+                             for p, c in run.get("counters", {}).items() if c["native"] or c["fallback"])
+        out += ["", f"{run['playbook']} on {run['ansible_core']}, native calls in the first run with the accelerator on: {counters or 'none'}."]
         if run.get("profile"):
-            out += ["", f"Controller profile, {run['playbook']} on {run['ansible_core']}, accelerator on "
-                    f"(cProfile of the `ansible-playbook` process only; top by own time):", "", "```", *run["profile"], "```"]
+            out += [f"Where the time goes with the accelerator on (cProfile of the controller and its workers; "
+                    f"module processes are not profiled), top by own time:", "", "```", *run["profile"], "```"]
+        for problem in run["problems"]:
+            out.append(f"- PROBLEM: {problem[:400]}")
     return out
 
 
@@ -194,3 +211,33 @@ def write_all(results: dict, out: str) -> list[str]:
         handle.write(markdown(results, "ratios.png" if has_chart else None))
     written.append(os.path.join(out, "results.md"))
     return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m benches.report RESULTS.json [--e2e-json FILE]... [--out DIR]``: write the
+    table and chart again from a results file, adding end-to-end results run separately."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m benches.report", description=main.__doc__.split(":", 1)[1])
+    parser.add_argument("results")
+    parser.add_argument("--e2e-json", action="append", default=[], metavar="FILE")
+    parser.add_argument("--out", help="directory (default: the results file's)")
+    options = parser.parse_args(argv)
+    with open(options.results) as handle:
+        results = json.load(handle)
+    for path in options.e2e_json:
+        with open(path) as handle:
+            earlier = json.load(handle)
+        if results.get("e2e"):
+            results["e2e"]["runs"] += earlier["runs"]
+        else:
+            results["e2e"] = earlier
+    print(summary_text(results))
+    print("\nwritten: " + ", ".join(write_all(results, options.out or os.path.dirname(os.path.abspath(options.results)))))
+    return 1 if failures(results) else 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())

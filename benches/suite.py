@@ -156,6 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--e2e", action="store_true", help="also run the end-to-end playbooks (minutes)")
     parser.add_argument("--e2e-python", action="append", default=[], metavar="PYTHON",
                         help="interpreters for --e2e (default: the --python ones)")
+    parser.add_argument("--e2e-json", action="append", default=[], metavar="FILE",
+                        help="include end-to-end results written before by python -m benches.e2e --json (repeatable)")
     parser.add_argument("only", nargs="*", help="engine names (default: all)")
     options = parser.parse_args(argv)
 
@@ -164,6 +166,13 @@ def main(argv: list[str] | None = None) -> int:
     info = machine()
     environments, rows, errors = run_all(pythons, options.extra_python, options.quick, options.only)
     e2e = run_e2e(options.e2e_python or pythons, options.quick) if options.e2e else None
+    for path in options.e2e_json:
+        with open(path) as handle:
+            earlier = json.load(handle)
+        if e2e is None:
+            e2e = earlier
+        else:
+            e2e["runs"] += earlier["runs"]
     try:
         info["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
     except OSError:
