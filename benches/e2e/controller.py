@@ -8,7 +8,8 @@ so at exit ``RUSAGE_SELF`` is the controller process's own CPU time and ``RUSAGE
 of the workers it forked and the module processes under them.
 
 With ``--profile DIR``: cProfile of the controller (``DIR/controller.prof``) and of every worker
-``multiprocessing`` forks from it (``DIR/worker-<pid>.prof``, written when the worker finishes).
+``multiprocessing`` forks from it (``DIR/worker-<pid>.prof``, written when the worker finishes),
+timed in CPU time (``time.process_time``), so waiting on workers and modules does not count.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import os
 import resource
 import runpy
 import sys
+import time
 
 
 class _Token:
@@ -43,7 +45,7 @@ def _profile_worker(directory: str) -> None:
     inherited = _profiles.pop("controller", None)
     if inherited is not None:
         inherited.disable()
-    profile = cProfile.Profile()
+    profile = cProfile.Profile(time.process_time)
     path = os.path.join(directory, f"worker-{os.getpid()}.prof")
     multiprocessing.util.Finalize(None, lambda: _dump(profile, path), exitpriority=100)
     profile.enable()
@@ -71,7 +73,7 @@ def main(argv: list[str]) -> None:
         atexit.register(_write_rusage, rusage)
     sys.argv = [script, *args]
     if profile_dir:
-        profile = _profiles["controller"] = cProfile.Profile()
+        profile = _profiles["controller"] = cProfile.Profile(time.process_time)
         multiprocessing.util.register_after_fork(_token, lambda _: _profile_worker(profile_dir))
 
         def dump() -> None:

@@ -177,6 +177,16 @@ def _load(path: str) -> dict | None:
 # --- one playbook, off and on -----------------------------------------------------------------
 
 
+def profile_run(env: dict, playbook: str, work: str, inputs: str, hosts: int) -> list[str]:
+    label = f"{playbook}.yml on ansible-core {env['ansible_core']}"
+    print(f"   profiling {label}, accelerator on, {hosts} hosts (cProfile: controller and workers) ...", flush=True)
+    profile_dir = os.path.join(work, f"profile-{playbook}")
+    shutil.rmtree(profile_dir, ignore_errors=True)
+    os.makedirs(profile_dir)
+    run = one_run(env, playbook, "on", work, inputs, hosts, profile_dir)
+    return [f"{hosts} hosts, {run.wall:.1f}s wall, {run.cpu:.1f}s tree CPU under the profiler"] + profile_lines(profile_dir)
+
+
 def bench_playbook(env: dict, playbook: str, work: str, inputs: str, hosts: int, repeats: int, profile_hosts: int) -> dict:
     label = f"{playbook}.yml on ansible-core {env['ansible_core']}"
     runs: dict[str, list[Run]] = {"off": [], "on": []}
@@ -224,12 +234,7 @@ def bench_playbook(env: dict, playbook: str, work: str, inputs: str, hosts: int,
         "problems": problems,
     }
     if profile_hosts:
-        print(f"   profiling {label}, accelerator on, {profile_hosts} hosts (cProfile: controller and workers) ...", flush=True)
-        profile_dir = os.path.join(work, f"profile-{playbook}")
-        shutil.rmtree(profile_dir, ignore_errors=True)
-        os.makedirs(profile_dir)
-        run = one_run(env, playbook, "on", work, inputs, profile_hosts, profile_dir)
-        result["profile"] = [f"{profile_hosts} hosts, {run.wall:.1f}s wall under the profiler"] + profile_lines(profile_dir)
+        result["profile"] = profile_run(env, playbook, work, inputs, profile_hosts)
     return result
 
 
@@ -264,10 +269,10 @@ def profile_lines(directory: str, top: int = 18) -> list[str]:
     for label, group in (("controller process", controller), (f"{len(workers)} worker processes", workers)):
         if group:
             stats = pstats.Stats(*group)
-            lines.append(f"{label}: {stats.total_tt:.1f}s profiled")
+            lines.append(f"{label}: {stats.total_tt:.1f}s CPU profiled")
     stats = pstats.Stats(*files)
     entries = sorted(stats.stats.items(), key=lambda item: item[1][2], reverse=True)[:top]
-    lines.append(f"{'own s':>7} {'cum s':>7} {'calls':>9}  function (all processes)")
+    lines.append(f"{'own s':>7} {'cum s':>7} {'calls':>9}  function (CPU seconds, all processes)")
     for (filename, line, name), (_, calls, own, cumulative, _) in entries:
         where = filename.split("site-packages/")[-1] if "site-packages/" in filename else filename
         lines.append(f"{own:>7.2f} {cumulative:>7.2f} {calls:>9}  {where}:{line}({name})")
@@ -278,13 +283,13 @@ def profile_lines(directory: str, top: int = 18) -> list[str]:
 
 
 def run_for(pythons: list[str], quick: bool = False, repeats: int | None = None, hosts: int | None = None,
-            profile_hosts: int = 5, keep: bool = False) -> dict:
+            profile_hosts: int = 5, keep: bool = False, profile_only: bool = False, only: list[str] | None = None) -> dict:
     repeats = repeats or (1 if quick else REPEATS)
     hosts = hosts or (2 if quick else HOSTS)
     report = {"repeats": repeats, "hosts": hosts, "runs": []}
     for python in pythons:
         env = environment_of(python)
-        names = playbooks_for(env)
+        names = [n for n in playbooks_for(env) if not only or n in only]
         if not names:
             print(f"== e2e: nothing to run on ansible-core {env['ansible_core']} (no collections, before 2.22)")
             continue
@@ -295,6 +300,12 @@ def run_for(pythons: list[str], quick: bool = False, repeats: int | None = None,
             for name in names:
                 print(f"== e2e: {name}.yml on ansible-core {env['ansible_core']} (Python {env['python']}), "
                       f"{hosts} hosts, {repeats} runs off and on", flush=True)
+                if profile_only:
+                    lines = profile_run(env, name, work, inputs, profile_hosts or 2)
+                    report.setdefault("profiles", []).append({"playbook": f"{name}.yml", "ansible_core": env["ansible_core"], "profile": lines})
+                    for line in lines:
+                        print("   " + line)
+                    continue
                 report["runs"].append(bench_playbook(env, name, work, inputs, hosts, repeats, 0 if quick else profile_hosts))
         finally:
             if keep:
@@ -316,10 +327,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="2 hosts, 1 run per mode, no profile (a smoke test)")
     parser.add_argument("--profile-hosts", type=int, default=5, help="hosts in the cProfile run (0: no profile run)")
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
+    parser.add_argument("--profile-only", action="store_true", help="only the cProfile run (--profile-hosts hosts)")
+    parser.add_argument("--playbook", action="append", choices=("modules", "secrets"), help="only these playbooks")
     parser.add_argument("--json", help="write the report as JSON")
     options = parser.parse_args(argv)
     result = run_for(options.python or [sys.executable], options.quick, options.repeats, options.hosts,
-                     options.profile_hosts, options.keep)
+                     options.profile_hosts, options.keep, options.profile_only, options.playbook)
     print()
     for line in report_module.e2e_text(result):
         print(line)
