@@ -263,10 +263,20 @@ impl Snapshot {
     /// `placeholder` (`Some(None)` when nothing in `text` is a secret); `None` as for
     /// `byte_spans`.
     pub fn mask(&self, text: &[u8], placeholder: &[u8]) -> Option<Option<Vec<u8>>> {
-        Some(replace_spans(
+        let mut out = Vec::new();
+        let masked = self.mask_into(text, placeholder, &mut out)?;
+        Some(masked.then_some(out))
+    }
+
+    /// `mask` writing into `out` (cleared first): `Some(false)` when nothing in `text` is a
+    /// secret (and `out` is left empty).  Lets a caller reuse one buffer across calls.
+    pub fn mask_into(&self, text: &[u8], placeholder: &[u8], out: &mut Vec<u8>) -> Option<bool> {
+        out.clear();
+        Some(replace_spans_into(
             text,
-            merge_spans(self.byte_spans(text)?),
+            &merge_spans(self.byte_spans(text)?),
             placeholder,
+            out,
         ))
     }
 }
@@ -277,19 +287,30 @@ pub fn replace_spans(
     merged: Vec<(usize, usize)>,
     placeholder: &[u8],
 ) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    replace_spans_into(text, &merged, placeholder, &mut out).then_some(out)
+}
+
+/// `replace_spans` appending to `out`; false (nothing appended) when there are no spans.
+pub fn replace_spans_into(
+    text: &[u8],
+    merged: &[(usize, usize)],
+    placeholder: &[u8],
+    out: &mut Vec<u8>,
+) -> bool {
     if merged.is_empty() {
-        return None;
+        return false;
     }
     let kept: usize = text.len() - merged.iter().map(|(s, e)| e - s).sum::<usize>();
-    let mut out = Vec::with_capacity(kept + merged.len() * placeholder.len());
+    out.reserve(kept + merged.len() * placeholder.len());
     let mut pos = 0;
-    for (start, end) in merged {
+    for &(start, end) in merged {
         out.extend_from_slice(&text[pos..start]);
         out.extend_from_slice(placeholder);
         pos = end;
     }
     out.extend_from_slice(&text[pos..]);
-    Some(out)
+    true
 }
 
 /// Merge spans sorted by start: spans that overlap or touch become one.

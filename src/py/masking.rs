@@ -101,7 +101,7 @@ fn search<T: Send>(
     py: Python<'_>,
     text: &Text<'_>,
     source: Source<'_>,
-    search: impl Sync + Fn(&Snapshot, &[u8]) -> Option<T>,
+    mut search: impl Send + FnMut(&Snapshot, &[u8]) -> Option<T>,
 ) -> PyResult<Option<T>> {
     let quick = source(None).map_err(failure)?;
     if quick.is_empty() {
@@ -117,6 +117,14 @@ fn search<T: Send>(
     }
 }
 
+/// Masked texts up to this size are built in a buffer kept for the next call of the thread:
+/// a fresh one would be fresh memory to fault in each time, as much work as the search.
+const SCRATCH_KEEP_BYTES: usize = 4 << 20;
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// `value` with every merged run of occurrences replaced by `placeholder`; `value` itself
 /// (the very object) when it contains no secret.
 fn mask_with<'py>(
@@ -124,16 +132,24 @@ fn mask_with<'py>(
     value: &Bound<'py, PyString>,
     placeholder: &Bound<'py, PyString>,
 ) -> PyResult<Bound<'py, PyString>> {
+    let py = value.py();
     let text = text_of(value)?;
     let placeholder = text_of(placeholder)?;
     let placeholder_bytes: &[u8] = &placeholder.bytes;
-    let masked = search(value.py(), &text, source, |snapshot, bytes| {
-        snapshot.mask(bytes, placeholder_bytes)
-    })?;
-    match masked.flatten() {
-        None => Ok(value.clone()),
-        Some(out) => str_from(value.py(), &out),
+    // Taken out of the thread's slot for the call (a re-entrant call simply gets a new one).
+    let mut out = SCRATCH.with(|scratch| std::mem::take(&mut *scratch.borrow_mut()));
+    let masked = search(py, &text, source, |snapshot, bytes| {
+        snapshot.mask_into(bytes, placeholder_bytes, &mut out)
+    });
+    let result = match masked {
+        Ok(Some(true)) => str_from(py, &out),
+        Ok(_) => Ok(value.clone()),
+        Err(err) => Err(err),
+    };
+    if out.capacity() <= SCRATCH_KEEP_BYTES {
+        SCRATCH.with(|scratch| *scratch.borrow_mut() = out);
     }
+    result
 }
 
 fn spans_with<'py>(
