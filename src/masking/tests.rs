@@ -86,11 +86,11 @@ fn spans_are_code_points_and_include_overlaps() {
     registry.register(b"0000").unwrap();
     let snapshot = registry.snapshot();
     assert_eq!(
-        snapshot.spans(b"a000000b", true).unwrap(),
+        snapshot.spans(b"a000000b", true, true).unwrap(),
         vec![(1, 5), (2, 6), (3, 7)]
     );
     let text = encode(&[0x1F600, 0xD800, 0x30, 0x30, 0x30, 0x30]);
-    assert_eq!(snapshot.spans(&text, false).unwrap(), vec![(2, 6)]);
+    assert_eq!(snapshot.spans(&text, false, true).unwrap(), vec![(2, 6)]);
 }
 
 #[test]

@@ -12,7 +12,7 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
-use crate::masking::{MaskError, SecretMatcher, SecretRegistry, Snapshot};
+use crate::masking::{MaskError, Searchable, SecretMatcher, SecretRegistry, Snapshot};
 
 /// Texts at least this long are scanned with the GIL released.
 const DETACH_MIN_BYTES: usize = 64 * 1024;
@@ -152,15 +152,17 @@ fn mask_with<'py>(
     result
 }
 
+/// Every occurrence as code-point spans: sorted, or with `matcher_order` in 2.22's order.
 fn spans_with<'py>(
     source: Source<'_>,
     value: &Bound<'py, PyString>,
+    matcher_order: bool,
 ) -> PyResult<Bound<'py, PyList>> {
     let py = value.py();
     let text = text_of(value)?;
     let ascii = text.ascii;
     let spans = search(py, &text, source, |snapshot, bytes| {
-        snapshot.spans(bytes, ascii)
+        snapshot.spans(bytes, ascii, matcher_order)
     })?
     .unwrap_or_default();
     let items = spans
@@ -175,16 +177,6 @@ fn spans_with<'py>(
 #[pyclass(module = "ansible_accel._native", name = "SecretMatcher", frozen)]
 pub struct PySecretMatcher {
     inner: Mutex<SecretMatcher>,
-}
-
-impl PySecretMatcher {
-    fn snapshot_from(&self, complete_for: Option<usize>) -> Result<Snapshot, MaskError> {
-        let mut inner = locked(&self.inner);
-        match complete_for {
-            None => Ok(inner.snapshot()),
-            Some(text_len) => inner.complete_snapshot(text_len),
-        }
-    }
 }
 
 #[pymethods]
@@ -208,9 +200,10 @@ impl PySecretMatcher {
         })
     }
 
-    /// Every occurrence as sorted `(start, end)` code-point spans, overlapping ones included.
+    /// Every occurrence as `(start, end)` code-point spans, overlapping ones included, in the
+    /// order 2.22's matcher gives them.
     fn spans<'py>(&self, value: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyList>> {
-        guarded(|| spans_with(&|len| self.snapshot_from(len), value))
+        guarded(|| spans_with(&|len| locked(&self.inner).snapshot_for(len), value, true))
     }
 
     fn mask<'py>(
@@ -218,7 +211,7 @@ impl PySecretMatcher {
         value: &Bound<'py, PyString>,
         placeholder: &Bound<'py, PyString>,
     ) -> PyResult<Bound<'py, PyString>> {
-        guarded(|| mask_with(&|len| self.snapshot_from(len), value, placeholder))
+        guarded(|| mask_with(&|len| locked(&self.inner).snapshot_for(len), value, placeholder))
     }
 
     fn __contains__(&self, word: &Bound<'_, PyString>) -> PyResult<bool> {
@@ -235,16 +228,6 @@ impl PySecretMatcher {
 #[pyclass(module = "ansible_accel._native", name = "SecretRegistry", frozen)]
 pub struct PySecretRegistry {
     inner: Mutex<SecretRegistry>,
-}
-
-impl PySecretRegistry {
-    fn snapshot_from(&self, complete_for: Option<usize>) -> Result<Snapshot, MaskError> {
-        let mut inner = locked(&self.inner);
-        match complete_for {
-            None => Ok(inner.snapshot()),
-            Some(text_len) => inner.complete_snapshot(text_len),
-        }
-    }
 }
 
 #[pymethods]
@@ -289,11 +272,12 @@ impl PySecretRegistry {
         value: &Bound<'py, PyString>,
         placeholder: &Bound<'py, PyString>,
     ) -> PyResult<Bound<'py, PyString>> {
-        guarded(|| mask_with(&|len| self.snapshot_from(len), value, placeholder))
+        guarded(|| mask_with(&|len| locked(&self.inner).snapshot_for(len), value, placeholder))
     }
 
+    /// Every occurrence as sorted `(start, end)` code-point spans.
     fn spans<'py>(&self, value: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyList>> {
-        guarded(|| spans_with(&|len| self.snapshot_from(len), value))
+        guarded(|| spans_with(&|len| locked(&self.inner).snapshot_for(len), value, false))
     }
 
     /// The registered secrets present in a JSON document, as their literal values.
