@@ -41,14 +41,11 @@ struct Text<'a> {
     ascii: bool,
 }
 
-fn text_of<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Text<'a>> {
-    let code_points = s.code_point_len()?;
+/// A Python `str` as generalized UTF-8: its own UTF-8 (borrowed) unless it has lone
+/// surrogates, which have none (then encoded with surrogatepass, each as 3 bytes).
+pub(crate) fn text_bytes<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, [u8]>> {
     match s.to_str() {
-        Ok(utf8) => Ok(Text {
-            ascii: utf8.len() == code_points,
-            bytes: Cow::Borrowed(utf8.as_bytes()),
-        }),
-        // Only lone surrogates make a str not UTF-8; surrogatepass writes each as 3 bytes.
+        Ok(utf8) => Ok(Cow::Borrowed(utf8.as_bytes())),
         Err(_) => {
             let encoded = unsafe {
                 Bound::from_owned_ptr_or_err(
@@ -61,16 +58,19 @@ fn text_of<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Text<'a>> {
                 )?
             };
             let bytes = encoded.cast_into::<PyBytes>().map_err(PyErr::from)?;
-            Ok(Text {
-                bytes: Cow::Owned(bytes.as_bytes().to_vec()),
-                ascii: false,
-            })
+            Ok(Cow::Owned(bytes.as_bytes().to_vec()))
         }
     }
 }
 
+fn text_of<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Text<'a>> {
+    let bytes = text_bytes(s)?;
+    let ascii = bytes.len() == s.code_point_len()?;
+    Ok(Text { bytes, ascii })
+}
+
 /// The `str` whose generalized UTF-8 form is `bytes`.
-fn str_from<'py>(py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyString>> {
+pub(crate) fn str_from<'py>(py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyString>> {
     let len = pyo3::ffi::Py_ssize_t::try_from(bytes.len())
         .map_err(|_| PyValueError::new_err("text too long"))?;
     let obj = unsafe {
