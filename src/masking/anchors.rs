@@ -238,7 +238,12 @@ impl AnchorIndex {
     }
 
     /// The anchored forms' occurrences, skipping where the gram filter allows.
-    fn anchored_spans(&self, text: &[u8], budget: &mut usize, out: &mut Vec<(usize, usize)>) -> bool {
+    fn anchored_spans(
+        &self,
+        text: &[u8],
+        budget: &mut usize,
+        out: &mut Vec<(usize, usize)>,
+    ) -> bool {
         let m = self.gram_len;
         if m <= ANCHOR_LEN || text.len() < m {
             // No skipping possible: every position is a candidate.

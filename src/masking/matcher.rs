@@ -253,7 +253,12 @@ impl Snapshot {
     /// Every occurrence as code-point spans (Python indices): sorted by (start, end), or with
     /// `matcher_order` in the order 2.22's matcher gives them (by start; see `SpanOrder` for
     /// spans sharing one).
-    pub fn spans(&self, text: &[u8], ascii: bool, matcher_order: bool) -> Option<Vec<(usize, usize)>> {
+    pub fn spans(
+        &self,
+        text: &[u8],
+        ascii: bool,
+        matcher_order: bool,
+    ) -> Option<Vec<(usize, usize)>> {
         let mut cursor = CodePointCursor::new(text, ascii);
         let mut spans = self.byte_spans(text)?;
         if matcher_order {

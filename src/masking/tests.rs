@@ -210,7 +210,7 @@ fn skipping_scan_finds_every_occurrence() {
     // Small alphabets make occurrences, near-misses and overlaps frequent; forms arrive longest
     // first and then shorter, so the skip length shrinks while grams of longer forms remain,
     // and enough of them arrive to grow the filters.
-    let mut seed: u64 = 0x5EC2_E7;
+    let mut seed: u64 = 0x005E_C2E7;
     let mut next = move |bound: usize| {
         seed = seed
             .wrapping_mul(6_364_136_223_846_793_005)
@@ -219,7 +219,11 @@ fn skipping_scan_finds_every_occurrence() {
     };
     let mut index_answered = 0;
     for round in 0..40 {
-        let alphabet: &[u8] = if round % 2 == 0 { b"ab" } else { b"abcdefgh\xc3\xa9" };
+        let alphabet: &[u8] = if round % 2 == 0 {
+            b"ab"
+        } else {
+            b"abcdefgh\xc3\xa9"
+        };
         let mut matcher = SecretMatcher::new();
         let mut index = super::anchors::AnchorIndex::default();
         let mut forms: Vec<Vec<u8>> = Vec::new();
@@ -250,7 +254,11 @@ fn skipping_scan_finds_every_occurrence() {
                     by_index.sort_unstable();
                     assert_eq!(by_index, expected, "round {round}");
                 }
-                assert_eq!(matcher.byte_spans(&text).unwrap(), expected, "round {round}");
+                assert_eq!(
+                    matcher.byte_spans(&text).unwrap(),
+                    expected,
+                    "round {round}"
+                );
                 let snapshot = matcher.complete_snapshot(text.len()).unwrap();
                 let mut by_automata = snapshot.automata_spans(&text).unwrap();
                 by_automata.sort_unstable();
@@ -258,5 +266,8 @@ fn skipping_scan_finds_every_occurrence() {
             }
         }
     }
-    assert!(index_answered > 20, "the index answered only {index_answered} times");
+    assert!(
+        index_answered > 20,
+        "the index answered only {index_answered} times"
+    );
 }

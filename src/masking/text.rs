@@ -175,7 +175,10 @@ mod tests {
         assert_eq!(advance_chars(text, 0, 3), 2 + 4 + 1);
         assert_eq!(advance_chars(text, 0, 99), text.len());
         assert_eq!(advance_chars(b"", 0, 3), 0);
-        assert_eq!(char_starts(&encode(&[0xD83D, 0xDE00])).collect::<Vec<_>>(), vec![0, 3]);
+        assert_eq!(
+            char_starts(&encode(&[0xD83D, 0xDE00])).collect::<Vec<_>>(),
+            vec![0, 3]
+        );
     }
 
     #[test]

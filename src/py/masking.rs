@@ -211,7 +211,13 @@ impl PySecretMatcher {
         value: &Bound<'py, PyString>,
         placeholder: &Bound<'py, PyString>,
     ) -> PyResult<Bound<'py, PyString>> {
-        guarded(|| mask_with(&|len| locked(&self.inner).snapshot_for(len), value, placeholder))
+        guarded(|| {
+            mask_with(
+                &|len| locked(&self.inner).snapshot_for(len),
+                value,
+                placeholder,
+            )
+        })
     }
 
     fn __contains__(&self, word: &Bound<'_, PyString>) -> PyResult<bool> {
@@ -272,7 +278,13 @@ impl PySecretRegistry {
         value: &Bound<'py, PyString>,
         placeholder: &Bound<'py, PyString>,
     ) -> PyResult<Bound<'py, PyString>> {
-        guarded(|| mask_with(&|len| locked(&self.inner).snapshot_for(len), value, placeholder))
+        guarded(|| {
+            mask_with(
+                &|len| locked(&self.inner).snapshot_for(len),
+                value,
+                placeholder,
+            )
+        })
     }
 
     /// Every occurrence as sorted `(start, end)` code-point spans.

@@ -66,9 +66,7 @@ fn heuristic_scan_text<'py>(data: &Bound<'py, PyString>) -> PyResult<Option<Boun
     } else {
         heuristic_scan(&bytes)
     };
-    scanned
-        .map(|out| str_from(data.py(), &out))
-        .transpose()
+    scanned.map(|out| str_from(data.py(), &out)).transpose()
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

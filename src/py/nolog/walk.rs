@@ -17,8 +17,8 @@ use pyo3::types::{
 };
 
 use super::NoLogMatcher;
-use crate::py::masking::{str_from, text_bytes};
 use crate::nolog::Scrubbed;
+use crate::py::masking::{str_from, text_bytes};
 
 const PLACEHOLDER: &str = "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER";
 const REMOVE_VALUES_CONTAINER_ERROR: &str =
@@ -209,8 +209,7 @@ impl<'a, 'py> Walk<'a, 'py> {
             Scrubbed::Exact => Ok(self.placeholder.clone().into_any()),
             Scrubbed::Unchanged => Ok(value.clone()),
             Scrubbed::Replaced(out) => {
-                match str_from(self.py, &out)?
-                    .call_method1("encode", ("utf-8", "surrogateescape"))
+                match str_from(self.py, &out)?.call_method1("encode", ("utf-8", "surrogateescape"))
                 {
                     Ok(encoded) => Ok(encoded),
                     // Not reachable from surrogateescape text; ansible-core decides if it is.
