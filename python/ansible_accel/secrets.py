@@ -161,17 +161,12 @@ class SecretMasker:
         """``value`` with every registered secret replaced by ``mask_placeholder``."""
         if not value:
             return value
-        failed = False
-        try:
-            if acquire_lock:
-                with self._lock:
-                    result = value if self._registry.is_empty() else _mask_text(self._registry, value, mask_placeholder)
-            else:
-                result = value if self._registry.is_empty() else _mask_text(self._registry, value, mask_placeholder)
-        except Exception:  # noqa: BLE001 - any failure is reported without the value
-            failed = True
-        if failed:
-            raise _mask_failed() from None
+        registry = self._registry
+        result = _fail_closed(
+            self,
+            acquire_lock,
+            lambda: value if registry.is_empty() else _mask_text(registry, value, mask_placeholder),
+        )
         _counters.native(_PATH)
         return result
 
@@ -183,6 +178,24 @@ class SecretMasker:
             found = self._registry.secrets_in_json(value)
         _counters.native(_PATH)
         return frozenset(found) if found else _EMPTY
+
+
+def _fail_closed(masker: _t.Any, acquire_lock: bool, compute: _c.Callable[[], _t.Any]) -> _t.Any:
+    """``compute()``, holding ``masker._lock`` if ``acquire_lock``; any failure (reaching the
+    lock included, as in 2.22) raises ``AnsibleSecretMaskError`` with no cause or context
+    that could carry the value."""
+    failed = False
+    try:
+        if acquire_lock:
+            with masker._lock:
+                result = compute()
+        else:
+            result = compute()
+    except Exception:  # noqa: BLE001 - any failure is reported without the value
+        failed = True
+    if failed:
+        raise _mask_failed() from None
+    return result
 
 
 def _reject_non_text(secret: object) -> None:

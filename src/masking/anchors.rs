@@ -4,6 +4,11 @@
 //! scan costs a filter test per position.  A text dense with candidates would make the scan
 //! slow, so each scan has a budget and gives up when it is spent (the matcher then uses its
 //! automata, whose cost is linear whatever the text).
+//!
+//! The scan skips ahead the way Wu–Manber does: with `m` the length of the shortest anchored
+//! form, a second filter holds every 4-byte gram found at offsets `0..=m-4` of any form.  When
+//! the gram at `p + m - 4` is in none of them, no form can start at `p..=p + m - 4` (each would
+//! cover those four bytes at one of those offsets), so the scan moves on `m - 3` bytes at once.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -67,6 +72,13 @@ pub struct AnchorIndex {
     filter_bits: u32,
     filter: Vec<u64>,
     short_first: [u64; 4],
+    /// The skip filter: `gram_len` is the shortest anchored form's length when its grams were
+    /// added (forms added since may be longer, never shorter: a shorter one lowers it, and the
+    /// grams already in stay, a harmless superset).
+    gram_len: usize,
+    gram_bits: u32,
+    grams: Vec<u64>,
+    grams_set: usize,
 }
 
 impl Default for AnchorIndex {
@@ -78,6 +90,10 @@ impl Default for AnchorIndex {
             filter_bits: FILTER_BITS_MIN,
             filter: vec![0; 1 << (FILTER_BITS_MIN - 6)],
             short_first: [0; 4],
+            gram_len: usize::MAX,
+            gram_bits: FILTER_BITS_MIN,
+            grams: vec![0; 1 << (FILTER_BITS_MIN - 6)],
+            grams_set: 0,
         }
     }
 }
@@ -134,11 +150,16 @@ impl AnchorIndex {
             Some(anchor) => {
                 let (word, bit) = filter_slot(anchor, self.filter_bits);
                 self.filter[word] |= bit;
+                self.gram_len = self.gram_len.min(form.len());
+                self.add_grams(&form);
                 add_to(self.anchored.entry(anchor).or_default(), form);
                 if self.anchored.len() > (1 << self.filter_bits) / 16
                     && self.filter_bits < FILTER_BITS_MAX
                 {
                     self.grow_filter();
+                }
+                if self.grams_set > (1 << self.gram_bits) / 32 && self.gram_bits < FILTER_BITS_MAX {
+                    self.grow_grams();
                 }
             }
             None => {
@@ -159,6 +180,101 @@ impl AnchorIndex {
         }
     }
 
+    fn add_grams(&mut self, form: &[u8]) {
+        for offset in 0..=self.gram_len - ANCHOR_LEN {
+            if let Some(gram) = anchor_at(form, offset) {
+                let (word, bit) = filter_slot(gram, self.gram_bits);
+                if self.grams[word] & bit == 0 {
+                    self.grams[word] |= bit;
+                    self.grams_set += 1;
+                }
+            }
+        }
+    }
+
+    /// A larger skip filter, rebuilt from every anchored form (for the current `gram_len`).
+    fn grow_grams(&mut self) {
+        self.gram_bits += 2;
+        self.grams = vec![0; 1 << (self.gram_bits - 6)];
+        self.grams_set = 0;
+        let forms: Vec<Arc<[u8]>> = self
+            .anchored
+            .values()
+            .flatten()
+            .flat_map(|(_, set)| set.iter().cloned())
+            .collect();
+        for form in forms {
+            self.add_grams(&form);
+        }
+    }
+
+    /// Check the anchor at `pos`; false when the budget is spent.
+    #[inline]
+    fn check_anchor(
+        &self,
+        text: &[u8],
+        pos: usize,
+        budget: &mut usize,
+        out: &mut Vec<(usize, usize)>,
+    ) -> bool {
+        let Some(anchor) = anchor_at(text, pos) else {
+            return true;
+        };
+        let (word, bit) = filter_slot(anchor, self.filter_bits);
+        if self.filter[word] & bit == 0 {
+            return true;
+        }
+        let work = match self.anchored.get(&anchor) {
+            Some(buckets) => matches_at(buckets, text, pos, out),
+            None => 1,
+        };
+        match budget.checked_sub(work) {
+            Some(left) => {
+                *budget = left;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The anchored forms' occurrences, skipping where the gram filter allows.
+    fn anchored_spans(
+        &self,
+        text: &[u8],
+        budget: &mut usize,
+        out: &mut Vec<(usize, usize)>,
+    ) -> bool {
+        let m = self.gram_len;
+        if m <= ANCHOR_LEN || text.len() < m {
+            // No skipping possible: every position is a candidate.
+            for pos in 0..text.len().saturating_sub(ANCHOR_LEN - 1) {
+                if !self.check_anchor(text, pos, budget, out) {
+                    return false;
+                }
+            }
+            return true;
+        }
+        let (grams, bits) = (&self.grams[..], self.gram_bits);
+        let skip = m - ANCHOR_LEN + 1;
+        let last = text.len() - m;
+        let mut pos = 0;
+        while pos <= last {
+            let at = pos + m - ANCHOR_LEN;
+            let window = &text[at..at + ANCHOR_LEN];
+            let gram = u32::from_le_bytes([window[0], window[1], window[2], window[3]]);
+            let (word, bit) = filter_slot(gram, bits);
+            if grams[word] & bit == 0 {
+                pos += skip;
+                continue;
+            }
+            if !self.check_anchor(text, pos, budget, out) {
+                return false;
+            }
+            pos += 1;
+        }
+        true
+    }
+
     /// Append every occurrence of every form in `text` to `out` (unsorted); false, with `out`
     /// incomplete, when the text was too dense with candidates to finish within budget.
     pub fn spans(&self, text: &[u8], out: &mut Vec<(usize, usize)>) -> bool {
@@ -166,23 +282,8 @@ impl AnchorIndex {
             return true;
         }
         let mut budget = text.len().saturating_mul(2).saturating_add(4096);
-        if !self.anchored.is_empty() {
-            let (filter, bits) = (&self.filter[..], self.filter_bits);
-            for (pos, window) in text.windows(ANCHOR_LEN).enumerate() {
-                let anchor = u32::from_le_bytes([window[0], window[1], window[2], window[3]]);
-                let (word, bit) = filter_slot(anchor, bits);
-                if filter[word] & bit == 0 {
-                    continue;
-                }
-                let work = match self.anchored.get(&anchor) {
-                    Some(buckets) => matches_at(buckets, text, pos, out),
-                    None => 1,
-                };
-                budget = match budget.checked_sub(work) {
-                    Some(left) => left,
-                    None => return false,
-                };
-            }
+        if !self.anchored.is_empty() && !self.anchored_spans(text, &mut budget, out) {
+            return false;
         }
         if !self.short.is_empty() {
             for (pos, &byte) in text.iter().enumerate() {

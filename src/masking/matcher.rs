@@ -16,6 +16,7 @@ use std::sync::Arc;
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
 use super::anchors::AnchorIndex;
+use super::order::SpanOrder;
 use super::text::CodePointCursor;
 use super::MaskError;
 
@@ -81,6 +82,7 @@ fn build(forms: &[Arc<[u8]>], fast: bool) -> Result<AhoCorasick, MaskError> {
 pub struct SecretMatcher {
     known: HashSet<Arc<[u8]>>,
     anchors: Arc<AnchorIndex>,
+    order: Arc<SpanOrder>,
     /// Automaton levels, oldest (largest) first.
     levels: Vec<Level>,
     /// Forms in no automaton yet.
@@ -101,6 +103,7 @@ impl SecretMatcher {
         self.known.insert(form.clone());
         // Copies the index only while a snapshot of it is still being searched elsewhere.
         Arc::make_mut(&mut self.anchors).add(form.clone());
+        Arc::make_mut(&mut self.order).add(&form);
         self.unbuilt.push(form);
         true
     }
@@ -123,6 +126,7 @@ impl SecretMatcher {
         let complete = self.unbuilt.is_empty();
         Snapshot {
             anchors: self.anchors.clone(),
+            order: self.order.clone(),
             automata: if complete {
                 self.automata()
             } else {
@@ -157,6 +161,7 @@ impl SecretMatcher {
         }
         Ok(Snapshot {
             anchors: self.anchors.clone(),
+            order: self.order.clone(),
             automata: self.automata(),
             complete: true,
         })
@@ -204,6 +209,7 @@ impl SecretMatcher {
 #[derive(Clone, Default)]
 pub struct Snapshot {
     anchors: Arc<AnchorIndex>,
+    order: Arc<SpanOrder>,
     automata: Vec<Arc<AhoCorasick>>,
     /// The automata cover every form.
     complete: bool,
@@ -244,10 +250,20 @@ impl Snapshot {
         Some(spans)
     }
 
-    /// Every occurrence as code-point spans (Python indices), sorted by (start, end).
-    pub fn spans(&self, text: &[u8], ascii: bool) -> Option<Vec<(usize, usize)>> {
+    /// Every occurrence as code-point spans (Python indices): sorted by (start, end), or with
+    /// `matcher_order` in the order 2.22's matcher gives them (by start; see `SpanOrder` for
+    /// spans sharing one).
+    pub fn spans(
+        &self,
+        text: &[u8],
+        ascii: bool,
+        matcher_order: bool,
+    ) -> Option<Vec<(usize, usize)>> {
         let mut cursor = CodePointCursor::new(text, ascii);
-        let spans = self.byte_spans(text)?;
+        let mut spans = self.byte_spans(text)?;
+        if matcher_order {
+            self.order.arrange(text, &mut spans);
+        }
         Some(
             spans
                 .into_iter()
@@ -263,10 +279,20 @@ impl Snapshot {
     /// `placeholder` (`Some(None)` when nothing in `text` is a secret); `None` as for
     /// `byte_spans`.
     pub fn mask(&self, text: &[u8], placeholder: &[u8]) -> Option<Option<Vec<u8>>> {
-        Some(replace_spans(
+        let mut out = Vec::new();
+        let masked = self.mask_into(text, placeholder, &mut out)?;
+        Some(masked.then_some(out))
+    }
+
+    /// `mask` writing into `out` (cleared first): `Some(false)` when nothing in `text` is a
+    /// secret (and `out` is left empty).  Lets a caller reuse one buffer across calls.
+    pub fn mask_into(&self, text: &[u8], placeholder: &[u8], out: &mut Vec<u8>) -> Option<bool> {
+        out.clear();
+        Some(replace_spans_into(
             text,
-            merge_spans(self.byte_spans(text)?),
+            &merge_spans(self.byte_spans(text)?),
             placeholder,
+            out,
         ))
     }
 }
@@ -277,19 +303,30 @@ pub fn replace_spans(
     merged: Vec<(usize, usize)>,
     placeholder: &[u8],
 ) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    replace_spans_into(text, &merged, placeholder, &mut out).then_some(out)
+}
+
+/// `replace_spans` appending to `out`; false (nothing appended) when there are no spans.
+pub fn replace_spans_into(
+    text: &[u8],
+    merged: &[(usize, usize)],
+    placeholder: &[u8],
+    out: &mut Vec<u8>,
+) -> bool {
     if merged.is_empty() {
-        return None;
+        return false;
     }
     let kept: usize = text.len() - merged.iter().map(|(s, e)| e - s).sum::<usize>();
-    let mut out = Vec::with_capacity(kept + merged.len() * placeholder.len());
+    out.reserve(kept + merged.len() * placeholder.len());
     let mut pos = 0;
-    for (start, end) in merged {
+    for &(start, end) in merged {
         out.extend_from_slice(&text[pos..start]);
         out.extend_from_slice(placeholder);
         pos = end;
     }
     out.extend_from_slice(&text[pos..]);
-    Some(out)
+    true
 }
 
 /// Merge spans sorted by start: spans that overlap or touch become one.

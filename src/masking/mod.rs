@@ -8,6 +8,7 @@
 pub mod anchors;
 pub mod forms;
 pub mod matcher;
+pub mod order;
 pub mod text;
 
 use std::collections::{HashMap, HashSet};
@@ -32,6 +33,42 @@ impl fmt::Display for MaskError {
 }
 
 impl std::error::Error for MaskError {}
+
+/// Anything that hands out snapshots to search with: the matcher, and the registry around it.
+pub trait Searchable {
+    /// What to search with, building nothing (see `SecretMatcher::snapshot`).
+    fn snapshot(&self) -> Snapshot;
+    /// A snapshot with automata for every form (see `SecretMatcher::complete_snapshot`).
+    fn complete_snapshot(&mut self, text_len: usize) -> Result<Snapshot, MaskError>;
+
+    /// The quick snapshot for `None`, a complete one for a text of `Some(len)` bytes.
+    fn snapshot_for(&mut self, complete_for: Option<usize>) -> Result<Snapshot, MaskError> {
+        match complete_for {
+            None => Ok(self.snapshot()),
+            Some(text_len) => self.complete_snapshot(text_len),
+        }
+    }
+}
+
+impl Searchable for SecretMatcher {
+    fn snapshot(&self) -> Snapshot {
+        SecretMatcher::snapshot(self)
+    }
+
+    fn complete_snapshot(&mut self, text_len: usize) -> Result<Snapshot, MaskError> {
+        SecretMatcher::complete_snapshot(self, text_len)
+    }
+}
+
+impl Searchable for SecretRegistry {
+    fn snapshot(&self) -> Snapshot {
+        self.matcher.snapshot()
+    }
+
+    fn complete_snapshot(&mut self, text_len: usize) -> Result<Snapshot, MaskError> {
+        self.matcher.complete_snapshot(text_len)
+    }
+}
 
 /// Registered secrets, the forms derived from them, and the matcher over all forms.
 #[derive(Default)]
@@ -73,16 +110,6 @@ impl SecretRegistry {
 
     pub fn secret_count(&self) -> usize {
         self.secrets.len()
-    }
-
-    /// What to search with, building nothing (see `SecretMatcher::snapshot`).
-    pub fn snapshot(&self) -> Snapshot {
-        self.matcher.snapshot()
-    }
-
-    /// A snapshot with automata for every form (see `SecretMatcher::complete_snapshot`).
-    pub fn complete_snapshot(&mut self, text_len: usize) -> Result<Snapshot, MaskError> {
-        self.matcher.complete_snapshot(text_len)
     }
 
     /// `text` with every merged run of occurrences replaced by `placeholder`; `None` when

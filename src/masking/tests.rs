@@ -86,11 +86,11 @@ fn spans_are_code_points_and_include_overlaps() {
     registry.register(b"0000").unwrap();
     let snapshot = registry.snapshot();
     assert_eq!(
-        snapshot.spans(b"a000000b", true).unwrap(),
+        snapshot.spans(b"a000000b", true, true).unwrap(),
         vec![(1, 5), (2, 6), (3, 7)]
     );
     let text = encode(&[0x1F600, 0xD800, 0x30, 0x30, 0x30, 0x30]);
-    assert_eq!(snapshot.spans(&text, false).unwrap(), vec![(2, 6)]);
+    assert_eq!(snapshot.spans(&text, false, true).unwrap(), vec![(2, 6)]);
 }
 
 #[test]
@@ -188,4 +188,86 @@ fn merge_joins_overlapping_and_touching_spans() {
         vec![(0, 4), (5, 9)]
     );
     assert_eq!(merge_spans(vec![]), vec![]);
+}
+
+/// Every occurrence of every form, by trying each form at each position.
+fn brute_force_spans(forms: &[Vec<u8>], text: &[u8]) -> Vec<(usize, usize)> {
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    for start in 0..text.len() {
+        for form in forms {
+            if text[start..].starts_with(form) {
+                spans.push((start, start + form.len()));
+            }
+        }
+    }
+    spans.sort_unstable();
+    spans.dedup();
+    spans
+}
+
+#[test]
+fn skipping_scan_finds_every_occurrence() {
+    // Small alphabets make occurrences, near-misses and overlaps frequent; forms arrive longest
+    // first and then shorter, so the skip length shrinks while grams of longer forms remain,
+    // and enough of them arrive to grow the filters.
+    let mut seed: u64 = 0x005E_C2E7;
+    let mut next = move |bound: usize| {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((seed >> 33) as usize) % bound
+    };
+    let mut index_answered = 0;
+    for round in 0..40 {
+        let alphabet: &[u8] = if round % 2 == 0 {
+            b"ab"
+        } else {
+            b"abcdefgh\xc3\xa9"
+        };
+        let mut matcher = SecretMatcher::new();
+        let mut index = super::anchors::AnchorIndex::default();
+        let mut forms: Vec<Vec<u8>> = Vec::new();
+        let count = if round % 10 == 9 { 3000 } else { 1 + next(40) };
+        for i in 0..count {
+            let longest = 24usize.saturating_sub(i * 20 / count).max(1);
+            let len = 1 + next(longest);
+            let form: Vec<u8> = (0..len).map(|_| alphabet[next(alphabet.len())]).collect();
+            if matcher.add(&form) {
+                index.add(std::sync::Arc::from(&form[..]));
+                forms.push(form);
+            }
+            if i % 500 == 0 || i + 1 == count {
+                let text: Vec<u8> = (0..2000).map(|_| alphabet[next(alphabet.len())]).collect();
+                let mut text = text;
+                // Plant some forms whole, some cut short.
+                for _ in 0..20 {
+                    let form = &forms[next(forms.len())];
+                    let at = next(text.len());
+                    let cut = form.len() - next(2).min(form.len() - 1);
+                    let end = (at + cut).min(text.len());
+                    text[at..end].copy_from_slice(&form[..end - at]);
+                }
+                let expected = brute_force_spans(&forms, &text);
+                let mut by_index = Vec::new();
+                if index.spans(&text, &mut by_index) {
+                    index_answered += 1;
+                    by_index.sort_unstable();
+                    assert_eq!(by_index, expected, "round {round}");
+                }
+                assert_eq!(
+                    matcher.byte_spans(&text).unwrap(),
+                    expected,
+                    "round {round}"
+                );
+                let snapshot = matcher.complete_snapshot(text.len()).unwrap();
+                let mut by_automata = snapshot.automata_spans(&text).unwrap();
+                by_automata.sort_unstable();
+                assert_eq!(by_automata, expected, "round {round}");
+            }
+        }
+    }
+    assert!(
+        index_answered > 20,
+        "the index answered only {index_answered} times"
+    );
 }

@@ -4,8 +4,11 @@
 //! pattern's bytes found in a text's bytes always start and end on code-point boundaries, and a
 //! byte match is exactly a code-point match.  Positions are turned back into code-point indices
 //! (Python's) only for the spans that are reported.
+//!
+//! Shared by both engines (the nolog engine's scrubbing works on the same form).
 
-/// Append the generalized UTF-8 form of code point `cp` (any value up to 0x10FFFF).
+/// Append the generalized UTF-8 form of code point `cp`; a value above U+10FFFF is not a
+/// code point and appends nothing.
 pub fn push_code_point(out: &mut Vec<u8>, cp: u32) {
     match cp {
         0..=0x7F => out.push(cp as u8),
@@ -15,12 +18,13 @@ pub fn push_code_point(out: &mut Vec<u8>, cp: u32) {
             0x80 | ((cp >> 6) & 0x3F) as u8,
             0x80 | (cp & 0x3F) as u8,
         ]),
-        _ => out.extend_from_slice(&[
+        0x10000..=0x10FFFF => out.extend_from_slice(&[
             0xF0 | (cp >> 18) as u8,
             0x80 | ((cp >> 12) & 0x3F) as u8,
             0x80 | ((cp >> 6) & 0x3F) as u8,
             0x80 | (cp & 0x3F) as u8,
         ]),
+        _ => {}
     }
 }
 
@@ -65,9 +69,38 @@ pub fn next_code_point(bytes: &[u8]) -> Option<(u32, usize)> {
     Some((cp, len))
 }
 
+/// Is `byte` the first byte of a code point (not a continuation byte)?
+#[inline]
+pub fn is_char_start(byte: u8) -> bool {
+    byte & 0xC0 != 0x80
+}
+
 /// How many code points `bytes` holds: the bytes that are not continuation bytes.
 pub fn count_code_points(bytes: &[u8]) -> usize {
-    bytes.iter().filter(|&&b| b & 0xC0 != 0x80).count()
+    bytes.iter().filter(|&&b| is_char_start(b)).count()
+}
+
+/// The byte offset `n` code points after `from` (clamped to the end of `text`).
+pub fn advance_chars(text: &[u8], from: usize, n: usize) -> usize {
+    let mut pos = from;
+    for _ in 0..n {
+        if pos >= text.len() {
+            return text.len();
+        }
+        pos += 1;
+        while pos < text.len() && !is_char_start(text[pos]) {
+            pos += 1;
+        }
+    }
+    pos.min(text.len())
+}
+
+/// The byte offsets where each code point of `text` starts, in order.
+pub fn char_starts(text: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    text.iter()
+        .enumerate()
+        .filter(|(_, b)| is_char_start(**b))
+        .map(|(i, _)| i)
 }
 
 /// Turns byte offsets into code-point offsets, for offsets given in non-decreasing order.
@@ -134,6 +167,23 @@ mod tests {
             vec![0xED, 0xA0, 0xBD, 0xED, 0xB8, 0x80]
         );
         assert_eq!(encode(&[0x1F600]), "😀".as_bytes());
+    }
+
+    #[test]
+    fn advance_counts_code_points() {
+        let text = "é😀a:b".as_bytes();
+        assert_eq!(advance_chars(text, 0, 3), 2 + 4 + 1);
+        assert_eq!(advance_chars(text, 0, 99), text.len());
+        assert_eq!(advance_chars(b"", 0, 3), 0);
+        assert_eq!(
+            char_starts(&encode(&[0xD83D, 0xDE00])).collect::<Vec<_>>(),
+            vec![0, 3]
+        );
+    }
+
+    #[test]
+    fn values_above_the_last_code_point_are_skipped() {
+        assert_eq!(encode(&[0x61, 0x110000, 0x62]), b"ab");
     }
 
     #[test]

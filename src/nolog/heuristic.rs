@@ -9,7 +9,7 @@
 use memchr::{memchr, memmem, memrchr};
 
 use super::replace::MASK;
-use super::text::advance_chars;
+use crate::masking::text::advance_chars;
 
 /// The scanned text, or `None` when no password was found (ansible-core returns it unchanged).
 pub fn heuristic_scan(data: &[u8]) -> Option<Vec<u8>> {
@@ -71,7 +71,7 @@ fn find_separator(data: &[u8], at: usize) -> Option<(usize, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::nolog::text::encode_code_points;
+    use crate::masking::text::encode as encode_code_points;
 
     /// The documented search, over code points, with Python's `rindex`/`index` bounds.
     fn reference(data: &[u32]) -> Vec<u32> {

@@ -6,7 +6,7 @@
 //!   result.
 //! * [`heuristic_scan`] reproduces `heuristic_log_sanitize`'s search for `user:password@`.
 //!
-//! Text is Python `str` content in *generalized UTF-8* (what Python's
+//! Text is Python `str` content in *generalized UTF-8* (see `crate::masking::text`) (what Python's
 //! `str.encode("utf-8", "surrogatepass")` produces): every code point, lone surrogates included,
 //! has its own byte sequence, the encoding is self-synchronizing and preserves order, so a byte
 //! match of an encoded pattern is exactly a code-point match, and byte positions map one-to-one
@@ -14,8 +14,6 @@
 
 mod heuristic;
 mod replace;
-mod text;
 
 pub use heuristic::heuristic_scan;
 pub use replace::{NoLogPatterns, Scrubbed, MASK};
-pub use text::{char_starts, encode_code_points};

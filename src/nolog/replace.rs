@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, HashSet};
 use aho_corasick::{AhoCorasick, Input, MatchKind};
 use memchr::memmem::Finder;
 
-use super::text::char_starts;
+use crate::masking::text::char_starts;
 
 /// What ansible-core puts in place of each occurrence of a no_log value.
 pub const MASK: &[u8] = b"********";

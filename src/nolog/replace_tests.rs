@@ -1,5 +1,5 @@
 use super::*;
-use crate::nolog::text::encode_code_points;
+use crate::masking::text::encode as encode_code_points;
 
 /// Python's `str.replace(old, new)` over code points, written the obvious way.
 fn py_replace(text: &[u32], old: &[u32], new: &[u32]) -> Vec<u32> {

@@ -12,7 +12,7 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
-use crate::masking::{MaskError, SecretMatcher, SecretRegistry, Snapshot};
+use crate::masking::{MaskError, Searchable, SecretMatcher, SecretRegistry, Snapshot};
 
 /// Texts at least this long are scanned with the GIL released.
 const DETACH_MIN_BYTES: usize = 64 * 1024;
@@ -41,14 +41,11 @@ struct Text<'a> {
     ascii: bool,
 }
 
-fn text_of<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Text<'a>> {
-    let code_points = s.code_point_len()?;
+/// A Python `str` as generalized UTF-8: its own UTF-8 (borrowed) unless it has lone
+/// surrogates, which have none (then encoded with surrogatepass, each as 3 bytes).
+pub(crate) fn text_bytes<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, [u8]>> {
     match s.to_str() {
-        Ok(utf8) => Ok(Text {
-            ascii: utf8.len() == code_points,
-            bytes: Cow::Borrowed(utf8.as_bytes()),
-        }),
-        // Only lone surrogates make a str not UTF-8; surrogatepass writes each as 3 bytes.
+        Ok(utf8) => Ok(Cow::Borrowed(utf8.as_bytes())),
         Err(_) => {
             let encoded = unsafe {
                 Bound::from_owned_ptr_or_err(
@@ -61,16 +58,19 @@ fn text_of<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Text<'a>> {
                 )?
             };
             let bytes = encoded.cast_into::<PyBytes>().map_err(PyErr::from)?;
-            Ok(Text {
-                bytes: Cow::Owned(bytes.as_bytes().to_vec()),
-                ascii: false,
-            })
+            Ok(Cow::Owned(bytes.as_bytes().to_vec()))
         }
     }
 }
 
+fn text_of<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Text<'a>> {
+    let bytes = text_bytes(s)?;
+    let ascii = bytes.len() == s.code_point_len()?;
+    Ok(Text { bytes, ascii })
+}
+
 /// The `str` whose generalized UTF-8 form is `bytes`.
-fn str_from<'py>(py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyString>> {
+pub(crate) fn str_from<'py>(py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyString>> {
     let len = pyo3::ffi::Py_ssize_t::try_from(bytes.len())
         .map_err(|_| PyValueError::new_err("text too long"))?;
     let obj = unsafe {
@@ -101,7 +101,7 @@ fn search<T: Send>(
     py: Python<'_>,
     text: &Text<'_>,
     source: Source<'_>,
-    search: impl Sync + Fn(&Snapshot, &[u8]) -> Option<T>,
+    mut search: impl Send + FnMut(&Snapshot, &[u8]) -> Option<T>,
 ) -> PyResult<Option<T>> {
     let quick = source(None).map_err(failure)?;
     if quick.is_empty() {
@@ -117,6 +117,14 @@ fn search<T: Send>(
     }
 }
 
+/// Masked texts up to this size are built in a buffer kept for the next call of the thread:
+/// a fresh one would be fresh memory to fault in each time, as much work as the search.
+const SCRATCH_KEEP_BYTES: usize = 4 << 20;
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// `value` with every merged run of occurrences replaced by `placeholder`; `value` itself
 /// (the very object) when it contains no secret.
 fn mask_with<'py>(
@@ -124,27 +132,37 @@ fn mask_with<'py>(
     value: &Bound<'py, PyString>,
     placeholder: &Bound<'py, PyString>,
 ) -> PyResult<Bound<'py, PyString>> {
+    let py = value.py();
     let text = text_of(value)?;
     let placeholder = text_of(placeholder)?;
     let placeholder_bytes: &[u8] = &placeholder.bytes;
-    let masked = search(value.py(), &text, source, |snapshot, bytes| {
-        snapshot.mask(bytes, placeholder_bytes)
-    })?;
-    match masked.flatten() {
-        None => Ok(value.clone()),
-        Some(out) => str_from(value.py(), &out),
+    // Taken out of the thread's slot for the call (a re-entrant call simply gets a new one).
+    let mut out = SCRATCH.with(|scratch| std::mem::take(&mut *scratch.borrow_mut()));
+    let masked = search(py, &text, source, |snapshot, bytes| {
+        snapshot.mask_into(bytes, placeholder_bytes, &mut out)
+    });
+    let result = match masked {
+        Ok(Some(true)) => str_from(py, &out),
+        Ok(_) => Ok(value.clone()),
+        Err(err) => Err(err),
+    };
+    if out.capacity() <= SCRATCH_KEEP_BYTES {
+        SCRATCH.with(|scratch| *scratch.borrow_mut() = out);
     }
+    result
 }
 
+/// Every occurrence as code-point spans: sorted, or with `matcher_order` in 2.22's order.
 fn spans_with<'py>(
     source: Source<'_>,
     value: &Bound<'py, PyString>,
+    matcher_order: bool,
 ) -> PyResult<Bound<'py, PyList>> {
     let py = value.py();
     let text = text_of(value)?;
     let ascii = text.ascii;
     let spans = search(py, &text, source, |snapshot, bytes| {
-        snapshot.spans(bytes, ascii)
+        snapshot.spans(bytes, ascii, matcher_order)
     })?
     .unwrap_or_default();
     let items = spans
@@ -159,16 +177,6 @@ fn spans_with<'py>(
 #[pyclass(module = "ansible_accel._native", name = "SecretMatcher", frozen)]
 pub struct PySecretMatcher {
     inner: Mutex<SecretMatcher>,
-}
-
-impl PySecretMatcher {
-    fn snapshot_from(&self, complete_for: Option<usize>) -> Result<Snapshot, MaskError> {
-        let mut inner = locked(&self.inner);
-        match complete_for {
-            None => Ok(inner.snapshot()),
-            Some(text_len) => inner.complete_snapshot(text_len),
-        }
-    }
 }
 
 #[pymethods]
@@ -192,9 +200,10 @@ impl PySecretMatcher {
         })
     }
 
-    /// Every occurrence as sorted `(start, end)` code-point spans, overlapping ones included.
+    /// Every occurrence as `(start, end)` code-point spans, overlapping ones included, in the
+    /// order 2.22's matcher gives them.
     fn spans<'py>(&self, value: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyList>> {
-        guarded(|| spans_with(&|len| self.snapshot_from(len), value))
+        guarded(|| spans_with(&|len| locked(&self.inner).snapshot_for(len), value, true))
     }
 
     fn mask<'py>(
@@ -202,7 +211,13 @@ impl PySecretMatcher {
         value: &Bound<'py, PyString>,
         placeholder: &Bound<'py, PyString>,
     ) -> PyResult<Bound<'py, PyString>> {
-        guarded(|| mask_with(&|len| self.snapshot_from(len), value, placeholder))
+        guarded(|| {
+            mask_with(
+                &|len| locked(&self.inner).snapshot_for(len),
+                value,
+                placeholder,
+            )
+        })
     }
 
     fn __contains__(&self, word: &Bound<'_, PyString>) -> PyResult<bool> {
@@ -219,16 +234,6 @@ impl PySecretMatcher {
 #[pyclass(module = "ansible_accel._native", name = "SecretRegistry", frozen)]
 pub struct PySecretRegistry {
     inner: Mutex<SecretRegistry>,
-}
-
-impl PySecretRegistry {
-    fn snapshot_from(&self, complete_for: Option<usize>) -> Result<Snapshot, MaskError> {
-        let mut inner = locked(&self.inner);
-        match complete_for {
-            None => Ok(inner.snapshot()),
-            Some(text_len) => inner.complete_snapshot(text_len),
-        }
-    }
 }
 
 #[pymethods]
@@ -273,11 +278,18 @@ impl PySecretRegistry {
         value: &Bound<'py, PyString>,
         placeholder: &Bound<'py, PyString>,
     ) -> PyResult<Bound<'py, PyString>> {
-        guarded(|| mask_with(&|len| self.snapshot_from(len), value, placeholder))
+        guarded(|| {
+            mask_with(
+                &|len| locked(&self.inner).snapshot_for(len),
+                value,
+                placeholder,
+            )
+        })
     }
 
+    /// Every occurrence as sorted `(start, end)` code-point spans.
     fn spans<'py>(&self, value: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyList>> {
-        guarded(|| spans_with(&|len| self.snapshot_from(len), value))
+        guarded(|| spans_with(&|len| locked(&self.inner).snapshot_for(len), value, false))
     }
 
     /// The registered secrets present in a JSON document, as their literal values.

@@ -1,11 +1,10 @@
-//! Glue for the nolog engine: Python `str` <-> generalized UTF-8, the compiled no_log values,
-//! and the two structure walks (in `nolog/walk.rs`).
-
-use std::borrow::Cow;
+//! Glue for the nolog engine: the compiled no_log values, and the two structure walks (in
+//! `nolog/walk.rs`).  The `str` <-> generalized UTF-8 conversions are the masking glue's.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyString};
+use pyo3::types::PyString;
 
+use super::masking::{str_from, text_bytes};
 use crate::nolog::{heuristic_scan, NoLogPatterns, Scrubbed};
 
 mod walk;
@@ -37,7 +36,7 @@ impl NoLogMatcher {
     fn replace_all<'py>(&self, text: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyString>> {
         let bytes = text_bytes(text)?;
         match self.patterns.replace_all(&bytes) {
-            Some(out) => text_from_bytes(text.py(), &out),
+            Some(out) => str_from(text.py(), &out),
             None => Ok(text.clone()),
         }
     }
@@ -58,33 +57,6 @@ impl NoLogMatcher {
     }
 }
 
-/// A Python `str`'s code points in generalized UTF-8 (borrowed when it has no lone surrogate).
-pub(crate) fn text_bytes<'a>(text: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, [u8]>> {
-    match text.to_str() {
-        Ok(s) => Ok(Cow::Borrowed(s.as_bytes())),
-        Err(_) => {
-            let encoded = text.call_method1("encode", ("utf-8", "surrogatepass"))?;
-            let bytes = encoded.cast::<PyBytes>()?;
-            Ok(Cow::Owned(bytes.as_bytes().to_vec()))
-        }
-    }
-}
-
-/// The Python `str` whose generalized UTF-8 is `bytes`.
-pub(crate) fn text_from_bytes<'py>(
-    py: Python<'py>,
-    bytes: &[u8],
-) -> PyResult<Bound<'py, PyString>> {
-    match std::str::from_utf8(bytes) {
-        Ok(s) => Ok(PyString::new(py, s)),
-        Err(_) => {
-            let decoded =
-                PyBytes::new(py, bytes).call_method1("decode", ("utf-8", "surrogatepass"))?;
-            Ok(decoded.cast_into::<PyString>()?)
-        }
-    }
-}
-
 /// `heuristic_log_sanitize`'s scan of `data`; `None` when ansible-core would return it unchanged.
 #[pyfunction]
 fn heuristic_scan_text<'py>(data: &Bound<'py, PyString>) -> PyResult<Option<Bound<'py, PyString>>> {
@@ -94,9 +66,7 @@ fn heuristic_scan_text<'py>(data: &Bound<'py, PyString>) -> PyResult<Option<Boun
     } else {
         heuristic_scan(&bytes)
     };
-    scanned
-        .map(|out| text_from_bytes(data.py(), &out))
-        .transpose()
+    scanned.map(|out| str_from(data.py(), &out)).transpose()
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import sys
 import threading
+import time
 
 import pytest
 
@@ -157,6 +159,44 @@ def test_threads_get_consistent_results():
     assert not errors
     big = " ".join(f"thread{n}-secret{i}" for n in range(4) for i in range(200)) * 100
     assert set(masker.mask_string(big, mask_placeholder="#").split()) == {"#"}
+
+
+def _longest_stall_during_a_long_mask(masker, text):
+    """(longest gap between two steps of this thread's loop, how long another thread's
+    mask_string of ``text`` took): the other thread starts masking once this loop runs."""
+    go, timing = threading.Event(), []
+
+    def mask():
+        go.wait()
+        begin = time.perf_counter()
+        masker.mask_string(text, acquire_lock=False)
+        timing.append(time.perf_counter() - begin)
+
+    thread = threading.Thread(target=mask)
+    thread.start()
+    longest, last = 0.0, time.perf_counter()
+    go.set()
+    while thread.is_alive():
+        now = time.perf_counter()
+        longest, last = max(longest, now - last), now
+    thread.join()
+    return longest, timing[0]
+
+
+def test_long_scans_release_the_gil():
+    """Another thread keeps running while a long text is scanned: with the GIL held it would
+    stall for the whole scan.  (Tried a few times: a loaded machine can stall it anyway.)"""
+    masker = secrets.SecretMasker()
+    masker.register_secret_texts([f"secret-{i}-value" for i in range(100)])
+    text = "an ordinary line of log output, nothing secret in it\n" * 600_000
+    masker.mask_string(text)  # builds whatever the first search builds
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(0.0005)
+    try:
+        results = [_longest_stall_during_a_long_mask(masker, text) for _ in range(3)]
+    finally:
+        sys.setswitchinterval(interval)
+    assert any(stall < scan / 2 for stall, scan in results), results
 
 
 def _fork_while_registering(masker, register, mask):

@@ -200,3 +200,36 @@ def test_dense_texts_equal_2_22(registered):
     for text in ("a" * 20000 + "ab" * 5000 + "b", "é" * 10000 + "éé\ud800" * 100, "a" * 50):
         assert ours.mask_string(text, mask_placeholder="#") == reference.mask_string(text, mask_placeholder="#")
         assert ours._registry.spans(text) == sorted(reference._matcher.spans(text))
+
+
+# Words sharing prefixes, of every length around the 4-character anchor, so spans sharing a
+# start are common: 2.22's matcher reports those by the age of their (anchor, length) bucket,
+# and sorts everything once a word shorter than the anchor was added.
+order_chars = st.sampled_from(list("aab") + ["é", "😀", "\ud83d"])
+order_word = st.text(order_chars, min_size=1, max_size=7)
+
+
+@SETTINGS
+@given(st.lists(order_word, min_size=1, max_size=12), st.lists(st.integers(0, 11), max_size=8), st.text(order_chars, max_size=6))
+def test_matcher_spans_in_2_22_order(words, picks, noise_text):
+    """Our matcher's spans() equals 2.22's matcher's, order included, after every add."""
+    _secrets, _ = core_secrets()
+    reference, ours = _secrets._Fixed4Matcher(), secrets.SecretMatcher()
+    text = "".join(words[i % len(words)] for i in picks) + noise_text + "".join(reversed(words))
+    for word in words:
+        reference.add(word)
+        ours.add(word)
+        assert ours.spans(text) == reference.spans(text)
+
+
+def test_matcher_spans_order_examples():
+    """Spans sharing a start: by bucket age, unless a word shorter than the anchor exists."""
+    _secrets, _ = core_secrets()
+    reference, ours = _secrets._Fixed4Matcher(), secrets.SecretMatcher()
+    for word in ("abcdef", "abcd", "abcde"):
+        reference.add(word)
+        ours.add(word)
+    assert ours.spans("abcdef") == reference.spans("abcdef") == [(0, 6), (0, 4), (0, 5)]
+    reference.add("xy")
+    ours.add("xy")
+    assert ours.spans("abcdef") == reference.spans("abcdef") == [(0, 4), (0, 5), (0, 6)]

@@ -105,7 +105,7 @@ def before_uninstall() -> None:
 def _native_mask_string(original: t.Callable[..., str], accel: t.Any) -> t.Callable[..., str]:
     native_type = accel.SecretMatcher
     mask_text = accel._mask_text
-    mask_failed = accel._mask_failed
+    fail_closed = accel._fail_closed
 
     def masked_natively(self: t.Any, value: str, placeholder: str) -> tuple[bool, t.Any]:
         # The matcher is read with the lock held: install and uninstall swap it under that lock.
@@ -118,17 +118,11 @@ def _native_mask_string(original: t.Callable[..., str], accel: t.Any) -> t.Calla
         """Masks any registered secret in the provided string with the provided placeholder. Returns the masked string."""
         if not value:
             return value
-        failed = False
-        try:
-            if acquire_lock:
-                with self._lock:
-                    native, result = masked_natively(self, value, mask_placeholder)
-            else:
-                native, result = masked_natively(self, value, mask_placeholder)
-        except Exception:  # noqa: BLE001 - any failure is reported without the value
-            failed = True
-        if failed:
-            raise mask_failed() from None
+        native, result = fail_closed(
+            self,
+            acquire_lock,
+            lambda: masked_natively(self, value, mask_placeholder),
+        )
         if not native:
             _counters.fallback(_PATH, "masker without the native matcher")
             return original(self, value, mask_placeholder=mask_placeholder, acquire_lock=acquire_lock)

@@ -16,8 +16,9 @@ use pyo3::types::{
     PyBool, PyBytes, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple,
 };
 
-use super::{text_bytes, text_from_bytes, NoLogMatcher};
+use super::NoLogMatcher;
 use crate::nolog::Scrubbed;
+use crate::py::masking::{str_from, text_bytes};
 
 const PLACEHOLDER: &str = "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER";
 const REMOVE_VALUES_CONTAINER_ERROR: &str =
@@ -194,7 +195,7 @@ impl<'a, 'py> Walk<'a, 'py> {
         Ok(match self.matcher.scrub(self.py, &bytes) {
             Scrubbed::Exact => self.placeholder.clone().into_any(),
             Scrubbed::Unchanged => value.clone(),
-            Scrubbed::Replaced(out) => text_from_bytes(self.py, &out)?.into_any(),
+            Scrubbed::Replaced(out) => str_from(self.py, &out)?.into_any(),
         })
     }
 
@@ -208,8 +209,7 @@ impl<'a, 'py> Walk<'a, 'py> {
             Scrubbed::Exact => Ok(self.placeholder.clone().into_any()),
             Scrubbed::Unchanged => Ok(value.clone()),
             Scrubbed::Replaced(out) => {
-                match text_from_bytes(self.py, &out)?
-                    .call_method1("encode", ("utf-8", "surrogateescape"))
+                match str_from(self.py, &out)?.call_method1("encode", ("utf-8", "surrogateescape"))
                 {
                     Ok(encoded) => Ok(encoded),
                     // Not reachable from surrogateescape text; ansible-core decides if it is.
@@ -325,21 +325,41 @@ impl<'a, 'py> Walk<'a, 'py> {
         }
     }
 
-    /// One step of `remove_values`' queue.
-    fn fill_scrubbed(&mut self, old: &Bound<'py, PyAny>, new: &Bound<'py, PyAny>) -> PyResult<()> {
+    /// One step of either walk's queue: fill `new` from `old`, each key through `new_key` (for
+    /// a mapping) and each element through `new_elem`.
+    fn fill(
+        &mut self,
+        old: &Bound<'py, PyAny>,
+        new: &Bound<'py, PyAny>,
+        error: &'static str,
+        new_key: impl Fn(&mut Self, Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>>,
+        new_elem: impl Fn(&mut Self, &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>>,
+    ) -> PyResult<()> {
         if self.is_mapping(new)? {
             for item in old.call_method0(intern!(self.py, "items"))?.try_iter()? {
                 let (key, elem) = self.pair(item?)?;
-                let new_elem = self.value_scrubbed(&elem)?;
-                Self::store(new, &key, new_elem)?;
+                let key = new_key(self, key)?;
+                let elem = new_elem(self, &elem)?;
+                Self::store(new, &key, elem)?;
             }
         } else {
             for elem in old.try_iter()? {
-                let new_elem = self.value_scrubbed(&elem?)?;
-                self.add(new, new_elem, REMOVE_VALUES_CONTAINER_ERROR)?;
+                let elem = new_elem(self, &elem?)?;
+                self.add(new, elem, error)?;
             }
         }
         Ok(())
+    }
+
+    /// One step of `remove_values`' queue.
+    fn fill_scrubbed(&mut self, old: &Bound<'py, PyAny>, new: &Bound<'py, PyAny>) -> PyResult<()> {
+        self.fill(
+            old,
+            new,
+            REMOVE_VALUES_CONTAINER_ERROR,
+            |_, key| Ok(key),
+            Self::value_scrubbed,
+        )
     }
 
     /// `_sanitize_keys_conditions(value, deferred_removals)`.
@@ -387,23 +407,18 @@ impl<'a, 'py> Walk<'a, 'py> {
         new: &Bound<'py, PyAny>,
         ignore_keys: &Bound<'py, PyAny>,
     ) -> PyResult<()> {
-        if self.is_mapping(new)? {
-            for item in old.call_method0(intern!(self.py, "items"))?.try_iter()? {
-                let (key, elem) = self.pair(item?)?;
-                let new_key = if ignore_keys.contains(&key)? || self.is_private_key(&key)? {
-                    key
+        self.fill(
+            old,
+            new,
+            SANITIZE_KEYS_CONTAINER_ERROR,
+            |walk, key| {
+                if ignore_keys.contains(&key)? || walk.is_private_key(&key)? {
+                    Ok(key)
                 } else {
-                    self.key_scrubbed(&key)?
-                };
-                let new_elem = self.value_copied(&elem)?;
-                Self::store(new, &new_key, new_elem)?;
-            }
-        } else {
-            for elem in old.try_iter()? {
-                let new_elem = self.value_copied(&elem?)?;
-                self.add(new, new_elem, SANITIZE_KEYS_CONTAINER_ERROR)?;
-            }
-        }
-        Ok(())
+                    walk.key_scrubbed(&key)
+                }
+            },
+            Self::value_copied,
+        )
     }
 }
