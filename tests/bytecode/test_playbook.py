@@ -83,6 +83,7 @@ class Run:
             "[defaults]\n"
             f"callback_plugins = {PLUGIN_DIR}\ncallbacks_enabled = ansible_accel\n"
             f"forks = 3\nretry_files_enabled = False\nlocal_tmp = {base / 'local'}\nnocolor = True\n"
+            "[connection]\npipelining = True\n"
             f"[callback_ansible_accel]\nbytecode = {str(bytecode_cfg).lower()}\n"
         )
         full_env = {k: v for k, v in os.environ.items() if not k.startswith(("ANSIBLE", "PYTHON"))}
