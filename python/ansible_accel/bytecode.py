@@ -10,7 +10,7 @@ compile server of another local interpreter, started on first need and kept for 
 process).  :func:`interpreter_compiler` finds the compiler for an interpreter path, probing
 its version once (remembered by path and file identity, in memory and in the cache).
 
-The cache (:class:`PycCache`) holds one answer per (source content, magic number): in memory,
+The cache (:class:`PycCache`) holds one answer per (source content, Python release): in memory,
 and in a directory private to the user (``ANSIBLE_ACCEL_BYTECODE_CACHE``, else
 ``$XDG_CACHE_HOME/ansible-accel/bytecode`` or ``~/.cache/ansible-accel/bytecode``) shared by
 workers and runs.  Files are named by the SHA-256 of the source and carry it, written whole
@@ -49,10 +49,15 @@ class CompileError(Exception):
 
 
 class Compiler:
-    """Compiles sources for one Python version (``magic``, ``version`` like "3.12")."""
+    """Compiles sources for one Python release (``magic``, ``release`` like "3.12.1",
+    ``version`` like "3.12")."""
 
     magic: bytes
-    version: str
+    release: str
+
+    @property
+    def version(self) -> str:
+        return ".".join(self.release.split(".")[:2])
 
     def compile_many(self, sources: list[bytes]) -> list[tuple[bool, bytes | str]]:
         raise NotImplementedError
@@ -63,7 +68,7 @@ class ControllerCompiler(Compiler):
 
     def __init__(self) -> None:
         self.magic = bytecode_compile.MAGIC
-        self.version = bytecode_compile.VERSION
+        self.release = bytecode_compile.RELEASE
 
     def compile_many(self, sources: list[bytes]) -> list[tuple[bool, bytes | str]]:
         return [bytecode_compile.compile_pyc(source) for source in sources]
@@ -71,10 +76,10 @@ class ControllerCompiler(Compiler):
 
 class ServerCompiler(Compiler):
     """A compile server of another local interpreter (``python -I -S bytecode_compile.py``),
-    started on the first batch; its hello must give the ``magic`` it was probed with."""
+    started on the first batch; its hello must give the release it was probed with."""
 
-    def __init__(self, interpreter: str, magic: bytes, version: str) -> None:
-        self.interpreter, self.magic, self.version = interpreter, magic, version
+    def __init__(self, interpreter: str, magic: bytes, release: str) -> None:
+        self.interpreter, self.magic, self.release = interpreter, magic, release
         self._process: subprocess.Popen | None = None
         self._lock = threading.Lock()
 
@@ -99,10 +104,10 @@ class ServerCompiler(Compiler):
                 raise CompileError(f"the compile server of {self.interpreter} stopped: {ex}") from ex
 
     def _start(self) -> subprocess.Popen:
-        magic, version, process = _start_server(self.interpreter)
-        if magic != self.magic:
+        magic, release, process = _start_server(self.interpreter)
+        if (magic, release) != (self.magic, self.release):
             _stop(process)
-            raise CompileError(f"{self.interpreter} changed: magic {magic.hex()}, expected {self.magic.hex()}")
+            raise CompileError(f"{self.interpreter} changed: Python {release}, expected {self.release}")
         self._process = process
         _servers.append(self)
         return process
@@ -144,11 +149,11 @@ def _start_server(interpreter: str) -> tuple[bytes, str, subprocess.Popen]:
         if not hello.startswith(bytecode_compile.HELLO):
             raise EOFError("no hello")
         magic, size = hello[-5:-1], hello[-1]
-        version = _read_exact(process.stdout, size).decode("ascii")
+        release = _read_exact(process.stdout, size).decode("ascii")
     except (OSError, EOFError, UnicodeDecodeError) as ex:
         _stop(process)
         raise CompileError(f"{interpreter} did not start a compile server: {ex}") from ex
-    return magic, version, process
+    return magic, release, process
 
 
 def _stop(process: subprocess.Popen) -> None:
@@ -218,16 +223,17 @@ def interpreter_compiler(interpreter: str, cache: PycCache | None = None) -> Com
     probed = cache.probed(identity) if cache is not None else None
     if probed is None:
         try:
-            magic, version, process = _start_server(interpreter)
+            magic, release, process = _start_server(interpreter)
         except CompileError:
             _compilers[identity] = None
             return None
         _stop(process)
-        probed = (magic, version)
+        probed = (magic, release)
         if cache is not None:
-            cache.remember_probe(identity, magic, version)
-    magic, version = probed
-    compiler: Compiler = _controller if magic == _controller.magic else ServerCompiler(interpreter, magic, version)
+            cache.remember_probe(identity, magic, release)
+    magic, release = probed
+    same = (magic, release) == (_controller.magic, _controller.release)
+    compiler: Compiler = _controller if same else ServerCompiler(interpreter, magic, release)
     _compilers[identity] = compiler
     return compiler
 
@@ -252,7 +258,7 @@ def _private_dir(path: str) -> bool:
 
 
 class PycCache:
-    """Answers of ``compile_pyc`` per (source SHA-256, magic): in memory, and on disk under
+    """Answers of ``compile_pyc`` per (source SHA-256, Python release): in memory, and on disk under
     ``directory`` when it is private to the user (else memory only, ``disk`` False)."""
 
     def __init__(self, directory: str | None) -> None:
@@ -269,7 +275,7 @@ class PycCache:
         keys = [hashlib.sha256(source).digest() for source in sources]
         answers: list[tuple[bool, bytes | str] | None] = []
         for key in keys:
-            answer = self._memory.get((compiler.magic, key)) or self._read(compiler.magic, key)
+            answer = self._memory.get((compiler.release, key)) or self._read(compiler, key)
             answers.append(answer)
         missing = [i for i, answer in enumerate(answers) if answer is None]
         self.hits += len(sources) - len(missing)
@@ -278,20 +284,22 @@ class PycCache:
             self.compiled += len(missing)
             for i, answer in zip(missing, compiled):
                 answers[i] = answer
-                self._write(compiler.magic, keys[i], answer)
+                self._write(compiler, keys[i], answer)
         for key, answer in zip(keys, answers):
-            self._memory[(compiler.magic, key)] = answer
+            self._memory[(compiler.release, key)] = answer
         return t.cast("list[tuple[bool, bytes | str]]", answers)
 
-    def _path(self, magic: bytes, key: bytes) -> str:
+    def _path(self, compiler: Compiler, key: bytes) -> str:
         digest = key.hex()
-        return os.path.join(t.cast(str, self.directory), magic.hex(), digest[:2], digest)
+        release = "".join(c if c.isalnum() or c in ".+" else "_" for c in compiler.release)
+        return os.path.join(t.cast(str, self.directory), f"{compiler.magic.hex()}-{release}", digest[:2], digest)
 
-    def _read(self, magic: bytes, key: bytes) -> tuple[bool, bytes | str] | None:
+    def _read(self, compiler: Compiler, key: bytes) -> tuple[bool, bytes | str] | None:
         if self.directory is None:
             return None
+        magic = compiler.magic
         try:
-            with open(self._path(magic, key), "rb") as f:
+            with open(self._path(compiler, key), "rb") as f:
                 data = f.read()
         except OSError:
             return None
@@ -305,12 +313,12 @@ class PycCache:
             return False, body.decode("utf-8", "replace")
         return None
 
-    def _write(self, magic: bytes, key: bytes, answer: tuple[bool, bytes | str]) -> None:
+    def _write(self, compiler: Compiler, key: bytes, answer: tuple[bool, bytes | str]) -> None:
         if self.directory is None:
             return
         ok, body = answer
         data = _FILE_PREFIX + key + bytes([1 if ok else 0]) + (body if isinstance(body, bytes) else body.encode())
-        _write_atomically(self._path(magic, key), data)
+        _write_atomically(self._path(compiler, key), data)
 
     def probed(self, identity: tuple) -> tuple[bytes, str] | None:
         if self.directory is None:
@@ -319,14 +327,14 @@ class PycCache:
             with open(self._probe_path(identity), encoding="utf-8") as f:
                 record = json.load(f)
             if record["identity"] == list(identity):
-                return bytes.fromhex(record["magic"]), str(record["version"])
+                return bytes.fromhex(record["magic"]), str(record["release"])
         except (OSError, ValueError, KeyError, TypeError):
             pass
         return None
 
-    def remember_probe(self, identity: tuple, magic: bytes, version: str) -> None:
+    def remember_probe(self, identity: tuple, magic: bytes, release: str) -> None:
         if self.directory is not None:
-            record = {"identity": list(identity), "magic": magic.hex(), "version": version}
+            record = {"identity": list(identity), "magic": magic.hex(), "release": release}
             _write_atomically(self._probe_path(identity), json.dumps(record).encode())
 
     def _probe_path(self, identity: tuple) -> str:

@@ -28,7 +28,8 @@ PLACEHOLDER_FILENAME = "<ansible-accel bytecode>"
 HELLO = b"ansible-accel bytecode server 1\n"
 
 MAGIC = _importlib_util.MAGIC_NUMBER
-VERSION = "%d.%d" % sys.version_info[:2]
+# The full release: compilers of one magic number may still differ between releases.
+RELEASE = sys.version.split()[0]
 
 
 # A request to compile one source but check it against another's hash (the payload's shim,
@@ -71,9 +72,9 @@ def _read_exact(stream, size):
 
 def serve(stdin, stdout):
     """Answer batches until stdin closes.  Hello: HELLO, 4-byte magic, 1-byte length and the
-    version text.  Request: u32 count, then per source u32 length and bytes.  Answer: per
+    release ("3.12.1").  Request: u32 count, then per source u32 length and bytes.  Answer: per
     source a status byte (1 pyc, 0 reason) and u32 length and bytes."""
-    version = VERSION.encode()
+    version = RELEASE.encode()
     stdout.write(HELLO + MAGIC + bytes([len(version)]) + version)
     stdout.flush()
     while True:

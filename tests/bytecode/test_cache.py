@@ -8,6 +8,7 @@ import hashlib
 import importlib.util
 import marshal
 import os
+import pathlib
 import stat
 import sys
 
@@ -51,18 +52,20 @@ def test_the_cache_compiles_once_per_content_and_version(tmp_path):
     assert again.get_many(compiler, [SOURCE, SOURCE + b"# changed\n"]) == answers
     assert (again.hits, again.compiled) == (2, 0)
     digest = hashlib.sha256(SOURCE).hexdigest()
-    stored = tmp_path / compiler.magic.hex() / digest[:2] / digest
+    stored = pathlib.Path(first._path(compiler, bytes.fromhex(digest)))
+    assert stored.parent.parent.name == f"{compiler.magic.hex()}-{compiler.release}"
     assert stored.stat().st_mode & 0o777 == 0o600 and answers[0][1] in stored.read_bytes()
     assert not [p for p in tmp_path.rglob(".tmp-*")]  # written whole, renamed into place
 
 
 def test_a_damaged_or_misplaced_cache_file_is_never_served(tmp_path):
     compiler = bytecode.controller_compiler()
-    bytecode.PycCache(str(tmp_path)).get_many(compiler, [SOURCE, b"x = 2\n"])
-    digest, other = hashlib.sha256(SOURCE).hexdigest(), hashlib.sha256(b"x = 2\n").hexdigest()
-    stored = tmp_path / compiler.magic.hex() / digest[:2] / digest
+    cache = bytecode.PycCache(str(tmp_path))
+    cache.get_many(compiler, [SOURCE, b"x = 2\n"])
+    stored = pathlib.Path(cache._path(compiler, hashlib.sha256(SOURCE).digest()))
+    other = pathlib.Path(cache._path(compiler, hashlib.sha256(b"x = 2\n").digest()))
     # another source's answer under this name, then a truncated file: both recompiled
-    stored.write_bytes((tmp_path / compiler.magic.hex() / other[:2] / other).read_bytes())
+    stored.write_bytes(other.read_bytes())
     fresh = bytecode.PycCache(str(tmp_path))
     assert fresh.get_many(compiler, [SOURCE]) == [bytecode_compile.compile_pyc(SOURCE)] and fresh.compiled == 1
     stored.write_bytes(stored.read_bytes()[:30])
