@@ -14,8 +14,9 @@ load of its ``.py``:
   the file-system loaders' own fix), so ``__file__``, ``__cached__``, tracebacks, warnings,
   coverage and debuggers see the source path;
 - where the bytecode would not be what zipimport compiles from the source (a target run with
-  ``-O`` or without column positions), or zipimport lacks what the wrapper needs, the
-  archive's ``.pyc`` entries are dropped from zipimport's table instead: sources only;
+  ``-O`` or without column positions), or zipimport is not one this was checked against
+  (CPython 3.8 to 3.13), the archive's ``.pyc`` entries are dropped from zipimport's table
+  instead: sources only;
 - then the ``ansible`` module itself is set up as zipimport sets up a package from source
   (``__file__``, ``__cached__``, the spec's origin) and the real ``ansible/__init__.py`` is
   compiled and run in it, as zipimport would; the shim leaves no name behind.
@@ -41,7 +42,9 @@ def _ansible_accel_bytecode(namespace):
     positions = getattr(compile("0", "", "eval"), "co_positions", None)
     same_code = sys.flags.optimize == 0 and (positions is None or None not in list(positions())[-1])
     original = getattr(zipimport, "_get_module_code", None)
-    if same_code and callable(original) and hasattr(_imp, "_fix_co_filename"):
+    # zipimport as written in Python 3.8 to 3.13 (checked): another may load differently.
+    known = sys.implementation.name == "cpython" and (3, 8) <= sys.version_info[:2] <= (3, 13)
+    if known and same_code and callable(original) and hasattr(_imp, "_fix_co_filename"):
 
         def _get_module_code(importer, fullname):
             code, ispackage, modpath = original(importer, fullname)
@@ -58,9 +61,7 @@ def _ansible_accel_bytecode(namespace):
     spec.origin = source_path
     spec.cached = None
     namespace["__file__"] = source_path
-    if spec.cached is None:
-        namespace.pop("__cached__", None)
-    else:
+    if namespace.get("__cached__") is not None:  # None where zipimport's load_module set it (<3.10)
         namespace["__cached__"] = spec.cached
     source = loader.get_data(source_path).replace(b"\\r\\n", b"\\n").replace(b"\\r", b"\\n")
     exec(compile(source, source_path, "exec", dont_inherit=True), namespace)
