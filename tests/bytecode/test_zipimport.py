@@ -8,6 +8,7 @@ positions)."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -144,3 +145,18 @@ def test_a_target_that_compiles_differently_runs_the_sources(flags, env, tmp_pat
     shim_active, compiled = _observed_alike(with_bytecode, without)
     assert not shim_active  # the shim ran, and dropped the archive's .pyc entries
     assert compiled == sorted(name for name, _ in SOURCES)
+
+
+@pytest.mark.parametrize("version", ["3.8", "3.9", "3.10"])
+def test_older_target_pythons_found_here(version, tmp_path, cache_dir):
+    """Targets older than the controller (ansible-core 2.19 to 2.22 run modules on 3.8+), when
+    this machine has them: zipimport's older loader (``load_module`` before 3.10) too."""
+    python = shutil.which(f"python{version}")
+    compiler = bytecode.interpreter_compiler(python, bytecode.PycCache(str(cache_dir))) if python else None
+    if compiler is None or compiler.version != version:
+        pytest.skip(f"no Python {version} on this machine")
+    archive = tmp_path / "ansible_main_mod_payload.zip"
+    without = _probe(python, archive, SOURCES)
+    with_bytecode = _probe(python, archive, _payload(compiler, cache_dir))
+    shim_active, compiled = _observed_alike(with_bytecode, without)
+    assert shim_active and compiled == COMPILED_WITH_BYTECODE
