@@ -8,6 +8,8 @@ positions)."""
 from __future__ import annotations
 
 import json
+import os
+import pathlib
 import shutil
 
 import pytest
@@ -151,7 +153,7 @@ def test_a_target_that_compiles_differently_runs_the_sources(flags, env, tmp_pat
 def test_older_target_pythons_found_here(version, tmp_path, cache_dir):
     """Targets older than the controller (ansible-core 2.19 to 2.22 run modules on 3.8+), when
     this machine has them: zipimport's older loader (``load_module`` before 3.10) too."""
-    python = shutil.which(f"python{version}")
+    python = _local_python(version)
     compiler = bytecode.interpreter_compiler(python, bytecode.PycCache(str(cache_dir))) if python else None
     if compiler is None or compiler.version != version:
         pytest.skip(f"no Python {version} on this machine")
@@ -160,3 +162,12 @@ def test_older_target_pythons_found_here(version, tmp_path, cache_dir):
     with_bytecode = _probe(python, archive, _payload(compiler, cache_dir))
     shim_active, compiled = _observed_alike(with_bytecode, without)
     assert shim_active and compiled == COMPILED_WITH_BYTECODE
+
+
+def _local_python(version: str) -> str | None:
+    """A Python ``version`` on this machine: pyenv's (whose shims only run activated versions),
+    else one on PATH."""
+    root = pathlib.Path(os.environ.get("PYENV_ROOT") or pathlib.Path.home() / ".pyenv") / "versions"
+    for candidate in sorted(root.glob(f"{version}.*/bin/python{version}"), reverse=True):
+        return str(candidate)
+    return shutil.which(f"python{version}")
