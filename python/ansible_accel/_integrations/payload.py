@@ -30,6 +30,7 @@ import zipfile
 from .. import _counters
 from .._activation import Patch, Unavailable
 from ..payload import PayloadZipFile, cache_stats, native_zlib_matches, private_cache_dir
+from .bytecode import add_bytecode as _add_bytecode  # the bytecode path's hook (a no-op unless opted in)
 
 PATH = "payload"
 _NATIVE_METHODS = {zipfile.ZIP_STORED: "ZIP_STORED", zipfile.ZIP_DEFLATED: "ZIP_DEFLATED"}
@@ -50,6 +51,8 @@ class _CountedPayloadZipFile(PayloadZipFile):
 
     def close(self) -> None:
         written_natively = self._delegate is None and self.fp is not None
+        if written_natively:  # the opt-in bytecode path adds its .pyc entries (reads filelist/_data)
+            _add_bytecode(self)
         super().close()
         if written_natively:
             _counters.native(PATH)

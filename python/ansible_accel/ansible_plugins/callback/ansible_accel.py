@@ -20,6 +20,17 @@ DOCUMENTATION = """
         - Enabling this callback calls C(ansible_accel.install()) in the controller; it handles no events.
     requirements:
         - enable in configuration
+    options:
+        bytecode:
+            description:
+                - Payloads also carry compiled bytecode, so modules start faster on the target (opt-in).
+            type: bool
+            default: false
+            env:
+                - name: ANSIBLE_ACCEL_BYTECODE
+            ini:
+                - section: callback_ansible_accel
+                  key: bytecode
 """
 
 
@@ -32,3 +43,11 @@ class CallbackModule(CallbackBase):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         ansible_accel.install()
+
+    def set_options(self, *args, **kwargs):
+        super().set_options(*args, **kwargs)
+        # ansible-core sets a callback's options just after creating it, still before any fork.
+        if self.get_option("bytecode"):
+            from ansible_accel._integrations import bytecode
+
+            bytecode.opt_in()
