@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import threading
 import typing as t
 import weakref
 
@@ -86,21 +87,10 @@ def compile_spec(validator: t.Any) -> t.Any:
     return compiled
 
 
-def _shape(obj: t.Any, depth: int = 0) -> t.Any:
-    """A copy of the containers in a spec (the values themselves are shared), to notice a
-    spec changed in place since it was compiled.  Scalars are kept with their exact type,
-    since ``1 == True == 1.0`` would hide a changed default."""
-    if depth > 64:
-        raise ValueError("nested too deeply")
-    if isinstance(obj, dict):
-        return {k: _shape(v, depth + 1) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return (type(obj), [_shape(v, depth + 1) for v in obj])
-    if isinstance(obj, (set, frozenset)):
-        return (type(obj), frozenset(obj))
-    if isinstance(obj, (bool, int, float)):
-        return (type(obj), obj)
-    return obj
+def _shape(sources: tuple) -> int:
+    """The native fingerprint of a spec and its checks, to notice one changed in place since
+    it was compiled (an exception propagates: the caller compiles again)."""
+    return _native.argspec_fingerprint(sources)
 
 
 class Compiled:
@@ -189,6 +179,32 @@ def _unsupported_message(unsupported: set, supported: dict) -> str:
     return f"{', '.join(sorted(flattened))}. Supported parameters include: {text}."
 
 
+# What the native attempt's own set_fallbacks call found, for ansible-core's validate() to
+# reuse when the call is given back to it: fallbacks are user code (env lookups, any
+# callable), which must not run twice for one validation.
+_replay = threading.local()
+
+
+def make_set_fallbacks(real: t.Callable) -> t.Callable:
+    """``set_fallbacks`` as arg_spec's validate() calls it: the native attempt's results
+    replayed once when they are pending for this spec, else ansible-core's own."""
+
+    @functools.wraps(real)
+    def set_fallbacks(argument_spec, parameters):
+        pending = getattr(_replay, "pending", None)
+        if pending is not None and pending[0] is argument_spec:
+            _replay.pending = None
+            if isinstance(pending[1], BaseException):
+                raise pending[1]
+            for key, value in pending[1].items():
+                parameters[key] = value
+            return set(pending[2])
+        return real(argument_spec, parameters)
+
+    set_fallbacks.__ansible_accel_original__ = real  # type: ignore[attr-defined]
+    return set_fallbacks
+
+
 def make_validate(original: t.Callable, arg_spec_module: t.Any, errors_module: t.Any) -> t.Callable:
     """A replacement for ``ArgumentSpecValidator.validate`` that falls back to ``original``."""
     secrets = getattr(arg_spec_module, "_secrets", None)  # 2.22+: validate registers no_log values
@@ -203,6 +219,17 @@ def make_validate(original: t.Callable, arg_spec_module: t.Any, errors_module: t
 
     validators_seen = parameters_module.DEFAULT_TYPE_VALIDATORS
     validators_then = dict(validators_seen)
+
+    def given_back(self, parameters, given, fallback_no_log, args, kwargs):
+        """ansible-core's validate(), reusing the fallbacks the native attempt already ran."""
+        if given is parameters:
+            return original(self, parameters, *args, **kwargs)
+        added = {key: value for key, value in given.items() if key not in parameters}
+        _replay.pending = (self.argument_spec, added, fallback_no_log)
+        try:
+            return original(self, parameters, *args, **kwargs)
+        finally:
+            _replay.pending = None
 
     @functools.wraps(original)
     def validate(self, parameters, *args, **kwargs):
@@ -225,21 +252,25 @@ def make_validate(original: t.Callable, arg_spec_module: t.Any, errors_module: t
             try:
                 given = dict(parameters)
                 fallback_no_log = arg_spec_module.set_fallbacks(self.argument_spec, given)
-            except Exception:  # noqa: BLE001 - ansible-core's validate raises it again itself
+            except Exception as ex:  # noqa: BLE001 - ansible-core's validate meets it again
                 _counters.fallback(PATH, "value: fallback raised")
-                return original(self, parameters, *args, **kwargs)
+                _replay.pending = (self.argument_spec, ex, None)
+                try:
+                    return original(self, parameters, *args, **kwargs)
+                finally:
+                    _replay.pending = None
         try:
             outcome = compiled.native.validate(given)
         except Exception:  # noqa: BLE001 - counted; ansible-core's own code gives the answer
             outcome = "value: native validate error"
         if isinstance(outcome, str):
             _counters.fallback(PATH, outcome)
-            return original(self, parameters, *args, **kwargs)
+            return given_back(self, parameters, given, fallback_no_log, args, kwargs)
         tagged = outcome[7] or compiled.tagged or type(parameters) is not dict
         if tagged and any("<class '" in message for _, message in outcome[1]):
             # The message names the type of a value the core saw as a builtin, not tagged.
             _counters.fallback(PATH, "value: type named in an error about a tagged value")
-            return original(self, parameters, *args, **kwargs)
+            return given_back(self, parameters, given, fallback_no_log, args, kwargs)
         result = build_result(make, errors_module, compiled, outcome)
         result._no_log_values.update(fallback_no_log)
         if tagged:
@@ -271,6 +302,10 @@ _MISSING = object()
 _ALWAYS_NEW = frozenset({"jsonarg", "json", "bytes", "bits"})
 
 
+_CONTAINERS: set = {dict, list}
+_IMMUTABLE: set = {str, int, float, bool, type(None)}
+
+
 def register_tagged_types() -> None:
     """Tells the native module which classes are ansible-core's tagged builtins (2.19+)."""
     try:
@@ -281,6 +316,34 @@ def register_tagged_types() -> None:
         tags._AnsibleTaggedStr, tags._AnsibleTaggedInt, tags._AnsibleTaggedFloat,
         tags._AnsibleTaggedList, tags._AnsibleTaggedDict,
     ])
+    _CONTAINERS.update((tags._AnsibleTaggedList, tags._AnsibleTaggedDict))
+    _IMMUTABLE.update((tags._AnsibleTaggedStr, tags._AnsibleTaggedInt, tags._AnsibleTaggedFloat))
+
+
+def _copy_params(obj: t.Any, memo: dict) -> t.Any:
+    """What ``deepcopy`` gives for parameters, faster: containers copied with their tags
+    (and sharing kept), immutable values (tagged or not) shared rather than rebuilt with the
+    same value and tags."""
+    kind = type(obj)
+    if kind in _IMMUTABLE:
+        return obj
+    if kind not in _CONTAINERS:
+        return copy.deepcopy(obj, memo)
+    found = memo.get(id(obj))
+    if found is not None:
+        return found
+    new = copy.copy(obj)
+    memo[id(obj)] = new
+    memo.setdefault(id(memo), []).append(obj)  # keep obj alive, as deepcopy's memo does
+    if isinstance(new, dict):
+        for key, value in new.items():
+            if type(value) not in _IMMUTABLE:
+                new[key] = _copy_params(value, memo)
+    else:
+        for index, value in enumerate(new):
+            if type(value) not in _IMMUTABLE:
+                new[index] = _copy_params(value, memo)
+    return new
 
 
 def _kept(old: t.Any, new: t.Any, kind: t.Any) -> t.Any:
@@ -375,7 +438,7 @@ def _strings(obj: t.Any, found: dict, keys: bool = True, depth: int = 0) -> dict
 def retag_result(result: t.Any, spec: dict, parameters: t.Any, given: t.Any) -> None:
     """Puts the tagged objects ansible-core's validate() would hold into a native ``result``
     (whose strings and containers are builtins)."""
-    base = copy.deepcopy(parameters)
+    base = _copy_params(parameters, {})
     fallbacks = given if given is not parameters else None
     in_params = _strings(base, {})
     result._validated_parameters = _merge_into(base, result._validated_parameters, spec, fallbacks)

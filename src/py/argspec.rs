@@ -17,6 +17,7 @@ use crate::argspec::{
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(argspec_compile, m)?)?;
     m.add_function(wrap_pyfunction!(argspec_tagged_types, m)?)?;
+    m.add_function(wrap_pyfunction!(argspec_fingerprint, m)?)?;
     m.add_class::<CompiledArgSpec>()?;
     Ok(())
 }
@@ -81,6 +82,64 @@ fn is_exact_or_tagged(obj: &Bound<'_, PyAny>, base: Base) -> bool {
         Base::Dict => obj.is_exact_instance_of::<PyDict>(),
     };
     exact || tagged_base(obj) == Some(base)
+}
+
+/// A hash of everything in a spec (containers walked, scalars by exact type and value, other
+/// objects by identity): a spec changed in place since it was compiled hashes differently.
+#[pyfunction]
+fn argspec_fingerprint(obj: &Bound<'_, PyAny>) -> PyResult<u64> {
+    use std::hash::Hasher;
+    let mut hasher = rustc_hash::FxHasher::default();
+    guard("argspec fingerprint", || {
+        fingerprint(obj, &mut hasher, 0)?;
+        Ok(hasher.finish())
+    })
+}
+
+fn fingerprint(obj: &Bound<'_, PyAny>, hasher: &mut rustc_hash::FxHasher, depth: usize) -> PyResult<()> {
+    use std::hash::Hasher;
+    if depth > MAX_DEPTH {
+        return Err(PyValueError::new_err("spec nested too deeply"));
+    }
+    hasher.write_usize(obj.get_type().as_ptr() as usize);
+    // Type checks first: a failed cast builds an error object, which costs more than the walk.
+    if obj.is_instance_of::<PyString>() || obj.is_instance_of::<PyInt>() {
+        // str caches its hash; an int's hash is its value (or nearly).
+        hasher.write_isize(obj.hash()?);
+    } else if obj.is_instance_of::<PyDict>() {
+        let dict = obj.cast::<PyDict>()?;
+        hasher.write_usize(dict.len());
+        for (key, value) in dict.iter() {
+            fingerprint(&key, hasher, depth + 1)?;
+            fingerprint(&value, hasher, depth + 1)?;
+        }
+    } else if obj.is_instance_of::<PyList>() {
+        let list = obj.cast::<PyList>()?;
+        hasher.write_usize(list.len());
+        for item in list.iter() {
+            fingerprint(&item, hasher, depth + 1)?;
+        }
+    } else if obj.is_instance_of::<PyTuple>() {
+        let tuple = obj.cast::<PyTuple>()?;
+        hasher.write_usize(tuple.len());
+        for item in tuple.iter() {
+            fingerprint(&item, hasher, depth + 1)?;
+        }
+    } else if obj.is_instance_of::<PyFloat>() {
+        hasher.write_u64(obj.cast::<PyFloat>()?.value().to_bits());
+    } else if obj.is_instance_of::<pyo3::types::PyFrozenSet>() || obj.is_instance_of::<pyo3::types::PySet>() {
+        hasher.write_usize(obj.len()?);
+        let mut hashes = 0u64;
+        for item in obj.try_iter()? {
+            let mut inner = rustc_hash::FxHasher::default();
+            fingerprint(&item?, &mut inner, depth + 1)?;
+            hashes = hashes.wrapping_add(inner.finish()); // order-free
+        }
+        hasher.write_u64(hashes);
+    } else {
+        hasher.write_usize(obj.as_ptr() as usize); // bool, None, callables: by identity
+    }
+    Ok(())
 }
 
 /// Resets the tagged-object flag; returns whether anything tagged was met since the last reset.

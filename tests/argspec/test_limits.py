@@ -67,3 +67,47 @@ def test_replaced_type_checker_is_respected(monkeypatch):
     before = native_count()
     assert observe(validator.validate(dict(params))) == _pure(spec, params)
     assert native_count() == before + 1
+
+
+def _counting_fallback(calls, value):
+    def fallback(*args):
+        calls.append(args)
+        if value is KeyError:
+            raise KeyError("from the fallback")
+        return value
+    return fallback
+
+
+def test_fallbacks_run_once_when_the_call_is_given_back():
+    calls: list = []
+    spec = {
+        "a": {"type": "str", "fallback": (_counting_fallback(calls, "from-env"), ["A"])},
+        "b": {"type": "int"},
+    }
+    params = {"b": 2 ** 70}  # beyond 64 bits: the native path gives the call back
+    before = _counters.snapshot()["argspec"]["fallback"].get("value: int beyond 64 bits", 0)
+    got = observe(arg_spec.ArgumentSpecValidator(spec).validate(dict(params)))
+    assert _counters.snapshot()["argspec"]["fallback"].get("value: int beyond 64 bits", 0) == before + 1
+    assert len(calls) == 1, calls
+    assert got == _pure(spec, params)
+    assert (("str", "a"), ("str", "from-env")) in got["validated"][1]
+
+
+def test_a_raising_fallback_runs_once_and_its_exception_propagates():
+    calls: list = []
+    spec = {"a": {"type": "str", "fallback": (_counting_fallback(calls, KeyError), ["A"])}}
+    validator = arg_spec.ArgumentSpecValidator(spec)
+    try:
+        validator.validate({})
+    except KeyError as ex:
+        raised = ex
+    else:
+        raised = None
+    assert len(calls) == 1, calls
+    pure_calls = len(calls)
+    try:
+        ORIGINAL_VALIDATE(arg_spec.ArgumentSpecValidator(spec), {})
+    except KeyError as ex:
+        expected = ex
+    assert len(calls) == pure_calls + 1
+    assert type(raised) is type(expected) and str(raised) == str(expected)
