@@ -1,7 +1,12 @@
 """ArgumentSpecValidator.validate: ansible-core's pure Python vs the native path, on a small
-spec and on specs shaped like ansible.builtin.file / copy with typical parameters."""
+spec, on specs shaped like ansible.builtin.file / copy, on the real specs of user, file, copy,
+uri and amazon.aws.ec2_instance (captured from the installed modules) with typical parameters,
+and on a role's meta/argument_specs.yml validated for 1,000 hosts as the controller does."""
 
 from __future__ import annotations
+
+import importlib
+import os
 
 from ._harness import Row, compare
 
@@ -121,6 +126,81 @@ NESTED_PARAMS = {
 }
 
 
+class _Captured(BaseException):
+    pass
+
+
+def real_spec(module_name: str) -> dict | None:
+    """The keyword arguments module ``module_name``'s main() gives AnsibleModule, or None."""
+    from ansible.module_utils import basic
+
+    found: list = []
+
+    class StandIn:
+        def __init__(self, *args, **kwargs):
+            kwargs.update(zip(("argument_spec",), args))
+            found.append(kwargs)
+            raise _Captured
+
+    real = basic.AnsibleModule
+    basic.AnsibleModule = StandIn
+    try:
+        module = importlib.import_module(module_name)
+        importlib.reload(module)  # binds the stand-in if it was imported before
+        module.main()
+    except _Captured:
+        pass
+    except Exception:  # noqa: BLE001 - not installed here, or fails before AnsibleModule
+        return None
+    finally:
+        basic.AnsibleModule = real
+    if not found:
+        return None
+    keys = ("mutually_exclusive", "required_together", "required_one_of", "required_if", "required_by")
+    return {"spec": found[0]["argument_spec"], "checks": {k: found[0][k] for k in keys if found[0].get(k) is not None}}
+
+
+REAL_PARAMS = {
+    "ansible.modules.user": {"name": "deploy", "state": "present", "groups": "wheel,docker", "append": "yes",
+                             "shell": "/bin/bash", "create_home": True, "comment": "Deploy user", "uid": "1050"},
+    "ansible.modules.file": {"path": "/etc/app/conf.d", "state": "directory", "mode": "0755", "owner": "root",
+                             "group": "root", "recurse": "no"},
+    "ansible.modules.copy": {"src": "/tmp/ansible-tmp/source", "dest": "/etc/motd", "mode": "0644", "owner": "root",
+                             "backup": True, "_original_basename": "motd"},
+    "ansible.modules.uri": {"url": "https://example.com/api/v1/items", "method": "POST", "body_format": "json",
+                            "body": {"name": "x", "size": 3}, "status_code": [200, 201], "headers": {"X-Token": "t"},
+                            "return_content": "yes", "timeout": "10"},
+    "ansible_collections.amazon.aws.plugins.modules.ec2_instance": {
+        "name": "web-1", "state": "running", "instance_type": "t3.micro", "image_id": "ami-0123456789",
+        "tags": {"env": "prod", "team": "web"}, "security_groups": ["sg-1", "sg-2"], "wait": "yes",
+        "network_interfaces": [{"assign_public_ip": True, "groups": ["sg-1"], "delete_on_termination": "yes"}],
+        "volumes": [{"device_name": "/dev/sda1", "ebs": {"volume_size": "20", "volume_type": "gp3"}}],
+        "metadata_options": {"http_tokens": "required"},
+    },
+}
+
+ROLE_SPEC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                         "tests", "demo", "roles", "demo_app", "meta", "argument_specs.yml")
+
+
+def role_case():
+    """The demo role's entry point spec and per-host parameters, loaded as the controller
+    loads them (tagged YAML data), or None before 2.19."""
+    try:
+        from ansible.module_utils._internal._datatag import AnsibleTagHelper  # noqa: F401
+        from ansible.parsing.yaml.loader import AnsibleLoader
+        import yaml
+    except ImportError:
+        return None
+    with open(ROLE_SPEC) as handle:
+        spec = yaml.load(handle, Loader=AnsibleLoader)["argument_specs"]["main"]["options"]
+    hosts = [yaml.load(
+        f"app_name: app{i}\napp_root: /srv/app{i}\napp_port: '80{i % 90 + 10}'\napp_secret: s{i}x\n"
+        f"app_users: [{{name: u{i}, login_shell: /bin/bash}}]\napp_features: {{metrics: 'yes'}}\n",
+        Loader=AnsibleLoader) for i in range(1000)]
+    return spec, hosts
+
+
 def _observe(result) -> tuple:
     return (
         result.validated_parameters,
@@ -164,6 +244,39 @@ def run(quick: bool) -> list[Row]:
             lambda s=spec, c=checks, p=params: _observe(pure_validate(arg_spec.ArgumentSpecValidator(s, **c), p)),
             lambda s=spec, c=checks, p=params: _observe(native_validate(arg_spec.ArgumentSpecValidator(s, **c), p)),
             repeat=3 if quick else 7, number=number,
+        ))
+    for module_name, params in REAL_PARAMS.items():
+        found = real_spec(module_name)
+        short = module_name.rsplit(".", 1)[-1]
+        if found is None:
+            print(f"argspec: {module_name} not installed here")
+            continue
+        spec, checks = found["spec"], found["checks"]
+        validator = arg_spec.ArgumentSpecValidator(spec, **checks)
+        rows.append(compare(
+            "argspec", f"validate real {short}", f"{len(spec)} options, {len(params)} params",
+            lambda v=validator, p=params: _observe(pure_validate(v, p)),
+            lambda v=validator, p=params: _observe(native_validate(v, p)),
+            repeat=3 if quick else 7, number=number,
+        ))
+        rows.append(compare(
+            "argspec", f"new validator + validate real {short}", "compile every call",
+            lambda s=spec, c=checks, p=params: _observe(pure_validate(arg_spec.ArgumentSpecValidator(s, **c), p)),
+            lambda s=spec, c=checks, p=params: _observe(native_validate(arg_spec.ArgumentSpecValidator(s, **c), p)),
+            repeat=3 if quick else 7, number=number,
+        ))
+    role = role_case()
+    if role is not None:
+        spec, hosts = role
+        hosts = hosts[:100] if quick else hosts
+
+        def per_host(validate):
+            # What the validate_argument_spec action does for each host: a new validator.
+            return [_observe(validate(arg_spec.ArgumentSpecValidator(spec), params)) for params in hosts]
+
+        rows.append(compare(
+            "argspec", "role spec, one validator per host", f"{len(hosts)} hosts, tagged YAML data",
+            lambda: per_host(pure_validate), lambda: per_host(native_validate), repeat=3, number=1,
         ))
     status = ansible_accel.status()["argspec"]
     print(f"argspec counters: native={status['native']} fallback={status['fallback']}")

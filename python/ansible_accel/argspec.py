@@ -8,7 +8,9 @@ check attributes are replaced).  Anything the core does not handle (see the reas
 
 from __future__ import annotations
 
+import copy
 import functools
+import threading
 import typing as t
 import weakref
 
@@ -16,8 +18,8 @@ from . import _counters, _native
 
 PATH = "argspec"
 
-# validator -> (the objects it was compiled from, compiled spec or reason)
-_compiled: weakref.WeakKeyDictionary[t.Any, tuple[tuple, t.Any]] = weakref.WeakKeyDictionary()
+# validator -> (the objects it was compiled from, compiled spec or reason, their shape)
+_compiled: weakref.WeakKeyDictionary[t.Any, tuple[tuple, t.Any, t.Any]] = weakref.WeakKeyDictionary()
 _booleans_text: str | None = None
 
 
@@ -57,13 +59,18 @@ def compile_spec(validator: t.Any) -> t.Any:
         one_of, required_if, required_by = validator._required_one_of, validator._required_if, validator._required_by
     except AttributeError:
         return "spec: validator without its usual attributes"
+    sources = (spec, exclusive, together, one_of, required_if, required_by)
     cached = _compiled.get(validator)
     if cached is not None:
-        was = cached[0]
+        was, compiled, shape = cached
         if (was[0] is spec and was[1] is exclusive and was[2] is together and was[3] is one_of
                 and was[4] is required_if and was[5] is required_by):
-            return cached[1]
-    sources = (spec, exclusive, together, one_of, required_if, required_by)
+            # The same objects, but a dict or list in them may have been changed in place.
+            try:
+                if _shape(sources) == shape:
+                    return compiled
+            except Exception:  # noqa: BLE001 - e.g. a value whose == raises: compile again
+                pass
     try:
         from ansible.module_utils.common import parameters
 
@@ -74,22 +81,29 @@ def compile_spec(validator: t.Any) -> t.Any:
     except Exception:  # noqa: BLE001 - the pure path will raise whatever ansible-core raises
         compiled = "spec: native compile error"
     try:
-        _compiled[validator] = (sources, compiled)
-    except TypeError:
+        _compiled[validator] = (sources, compiled, _shape(sources))
+    except Exception:  # noqa: BLE001 - not weak-referenceable, or a value _shape cannot copy
         pass  # not weak-referenceable: compile per call
     return compiled
+
+
+def _shape(sources: tuple) -> int:
+    """The native fingerprint of a spec and its checks, to notice one changed in place since
+    it was compiled (an exception propagates: the caller compiles again)."""
+    return _native.argspec_fingerprint(sources)
 
 
 class Compiled:
     """A native compiled spec with the Python-side data every result of it shares."""
 
-    __slots__ = ("native", "aliases", "names", "has_fallbacks")
+    __slots__ = ("native", "aliases", "names", "has_fallbacks", "tagged")
 
     def __init__(self, native: t.Any) -> None:
         self.native = native
         self.aliases = dict(native.aliases())
         self.names = native.option_names()
         self.has_fallbacks = native.has_fallbacks()
+        self.tagged = native.tagged()
 
 
 _RESULT_FIELDS = (
@@ -132,7 +146,7 @@ def result_factory(result_class: type, errors_module: t.Any) -> t.Callable[..., 
 
 def build_result(make: t.Callable[..., t.Any], errors_module: t.Any, compiled: Compiled, outcome: tuple) -> t.Any:
     """A ``ValidationResult`` holding what the core found."""
-    validated, errors, groups, no_log_values, alias_warnings, deprecations, _ = outcome
+    validated, errors, groups, no_log_values, alias_warnings, deprecations = outcome[:6]
     aliases = compiled.aliases
     unsupported: set = set()
     supported: dict = {}
@@ -165,14 +179,65 @@ def _unsupported_message(unsupported: set, supported: dict) -> str:
     return f"{', '.join(sorted(flattened))}. Supported parameters include: {text}."
 
 
+# What the native attempt's own set_fallbacks call found, for ansible-core's validate() to
+# reuse when the call is given back to it: fallbacks are user code (env lookups, any
+# callable), which must not run twice for one validation.
+_replay = threading.local()
+
+
+def make_set_fallbacks(real: t.Callable) -> t.Callable:
+    """``set_fallbacks`` as arg_spec's validate() calls it: the native attempt's results
+    replayed once when they are pending for this spec, else ansible-core's own."""
+
+    @functools.wraps(real)
+    def set_fallbacks(argument_spec, parameters):
+        pending = getattr(_replay, "pending", None)
+        if pending is not None and pending[0] is argument_spec:
+            _replay.pending = None
+            if isinstance(pending[1], BaseException):
+                raise pending[1]
+            for key, value in pending[1].items():
+                parameters[key] = value
+            return set(pending[2])
+        return real(argument_spec, parameters)
+
+    set_fallbacks.__ansible_accel_original__ = real  # type: ignore[attr-defined]
+    return set_fallbacks
+
+
 def make_validate(original: t.Callable, arg_spec_module: t.Any, errors_module: t.Any) -> t.Callable:
     """A replacement for ``ArgumentSpecValidator.validate`` that falls back to ``original``."""
     secrets = getattr(arg_spec_module, "_secrets", None)  # 2.22+: validate registers no_log values
     make = result_factory(arg_spec_module.ValidationResult, errors_module)
     from ansible.module_utils.common import parameters as parameters_module
 
+    register_tagged_types()
+    try:
+        from ansible.module_utils._internal._datatag import _AnsibleTaggedDict as tagged_dict
+    except ImportError:
+        tagged_dict = dict
+
+    validators_seen = parameters_module.DEFAULT_TYPE_VALIDATORS
+    validators_then = dict(validators_seen)
+
+    def given_back(self, parameters, given, fallback_no_log, args, kwargs):
+        """ansible-core's validate(), reusing the fallbacks the native attempt already ran."""
+        if given is parameters:
+            return original(self, parameters, *args, **kwargs)
+        added = {key: value for key, value in given.items() if key not in parameters}
+        _replay.pending = (self.argument_spec, added, fallback_no_log)
+        try:
+            return original(self, parameters, *args, **kwargs)
+        finally:
+            _replay.pending = None
+
     @functools.wraps(original)
     def validate(self, parameters, *args, **kwargs):
+        validators = parameters_module.DEFAULT_TYPE_VALIDATORS
+        if validators is not validators_seen or validators != validators_then:
+            # The core converts the builtin types itself: a replaced checker is not its to run.
+            _counters.fallback(PATH, "spec: DEFAULT_TYPE_VALIDATORS changed")
+            return original(self, parameters, *args, **kwargs)
         compiled = compile_spec(self)
         if isinstance(compiled, str):
             _counters.fallback(PATH, compiled)
@@ -180,25 +245,36 @@ def make_validate(original: t.Callable, arg_spec_module: t.Any, errors_module: t
         given = parameters
         fallback_no_log: t.Any = ()
         if compiled.has_fallbacks:
-            if type(parameters) is not dict:
+            if not isinstance(parameters, dict) or (type(parameters) is not dict and type(parameters) is not tagged_dict):
                 _counters.fallback(PATH, "value: parameters not a dict")
                 return original(self, parameters, *args, **kwargs)
             # ansible-core's own set_fallbacks, first as in validate(), on a copy we own.
             try:
                 given = dict(parameters)
                 fallback_no_log = arg_spec_module.set_fallbacks(self.argument_spec, given)
-            except Exception:  # noqa: BLE001 - ansible-core's validate raises it again itself
+            except Exception as ex:  # noqa: BLE001 - ansible-core's validate meets it again
                 _counters.fallback(PATH, "value: fallback raised")
-                return original(self, parameters, *args, **kwargs)
+                _replay.pending = (self.argument_spec, ex, None)
+                try:
+                    return original(self, parameters, *args, **kwargs)
+                finally:
+                    _replay.pending = None
         try:
             outcome = compiled.native.validate(given)
         except Exception:  # noqa: BLE001 - counted; ansible-core's own code gives the answer
             outcome = "value: native validate error"
         if isinstance(outcome, str):
             _counters.fallback(PATH, outcome)
-            return original(self, parameters, *args, **kwargs)
+            return given_back(self, parameters, given, fallback_no_log, args, kwargs)
+        tagged = outcome[7] or compiled.tagged or type(parameters) is not dict
+        if tagged and any("<class '" in message for _, message in outcome[1]):
+            # The message names the type of a value the core saw as a builtin, not tagged.
+            _counters.fallback(PATH, "value: type named in an error about a tagged value")
+            return given_back(self, parameters, given, fallback_no_log, args, kwargs)
         result = build_result(make, errors_module, compiled, outcome)
         result._no_log_values.update(fallback_no_log)
+        if tagged:
+            retag_result(result, self.argument_spec, parameters, given)
         if outcome[6]:
             warn = parameters_module.warn  # what _validate_sub_spec calls, looked up as it does
             for message in outcome[6]:
@@ -210,3 +286,177 @@ def make_validate(original: t.Callable, arg_spec_module: t.Any, errors_module: t
 
     validate.__ansible_accel_original__ = original  # type: ignore[attr-defined]
     return validate
+
+
+# --- controller data: ansible-core's tagged types ---------------------------------------------
+#
+# On the controller (2.19+) specs and parameters come from YAML and templating as tagged
+# subclasses of str, int, float, list and dict that carry origin tags.  The core reads them as
+# the builtin values they are; the result is then rebuilt the way ansible-core's validate()
+# builds it: the deep copy of the parameters, changed only where a check replaced a value, so
+# every value a check returns unchanged is the (copied) tagged object, and defaults, aliases
+# and fallbacks share the objects ansible-core would put there.
+
+_MISSING = object()
+# Types whose checker always makes a new object, even for an equal value.
+_ALWAYS_NEW = frozenset({"jsonarg", "json", "bytes", "bits"})
+
+
+_CONTAINERS: set = {dict, list}
+_IMMUTABLE: set = {str, int, float, bool, type(None)}
+
+
+def register_tagged_types() -> None:
+    """Tells the native module which classes are ansible-core's tagged builtins (2.19+)."""
+    try:
+        from ansible.module_utils._internal import _datatag as tags
+    except ImportError:
+        return
+    _native.argspec_tagged_types([
+        tags._AnsibleTaggedStr, tags._AnsibleTaggedInt, tags._AnsibleTaggedFloat,
+        tags._AnsibleTaggedList, tags._AnsibleTaggedDict,
+    ])
+    _CONTAINERS.update((tags._AnsibleTaggedList, tags._AnsibleTaggedDict))
+    _IMMUTABLE.update((tags._AnsibleTaggedStr, tags._AnsibleTaggedInt, tags._AnsibleTaggedFloat))
+
+
+def _copy_params(obj: t.Any, memo: dict) -> t.Any:
+    """What ``deepcopy`` gives for parameters, faster: containers copied with their tags
+    (and sharing kept), immutable values (tagged or not) shared rather than rebuilt with the
+    same value and tags."""
+    kind = type(obj)
+    if kind in _IMMUTABLE:
+        return obj
+    if kind not in _CONTAINERS:
+        return copy.deepcopy(obj, memo)
+    found = memo.get(id(obj))
+    if found is not None:
+        return found
+    new = copy.copy(obj)
+    memo[id(obj)] = new
+    memo.setdefault(id(memo), []).append(obj)  # keep obj alive, as deepcopy's memo does
+    if isinstance(new, dict):
+        for key, value in new.items():
+            if type(value) not in _IMMUTABLE:
+                new[key] = _copy_params(value, memo)
+    else:
+        for index, value in enumerate(new):
+            if type(value) not in _IMMUTABLE:
+                new[index] = _copy_params(value, memo)
+    return new
+
+
+def _kept(old: t.Any, new: t.Any, kind: t.Any) -> t.Any:
+    """``old`` where ansible-core's checker returns its argument as it is, else ``new``
+    (callables as type too: the glue gave them a copy of ``old``, and a callable returning
+    an equal value of the same builtin type is taken to return its argument)."""
+    if old is new:
+        return old
+    if isinstance(kind, str) and kind in _ALWAYS_NEW:
+        return new
+    if new is None or type(new) is bool:
+        return new
+    base = type(new)
+    if isinstance(old, base) and not isinstance(old, bool):
+        if old == new or (base is float and old != old and new != new):
+            return old
+    return new
+
+
+def _pick(old: t.Any, new: t.Any, option: t.Any) -> t.Any:
+    """The object ansible-core leaves for an option whose checked value is ``new`` and whose
+    value before the checks was ``old`` (``_MISSING``: none)."""
+    if old is _MISSING or not isinstance(option, dict):
+        return new
+    kind = option.get("type", "str")
+    sub = option.get("options")
+    elements = option.get("elements")
+    if isinstance(sub, dict):
+        if kind == "list" and elements == "dict" and isinstance(new, list):
+            # _validate_elements makes a new list of the (checked in place) element dicts.
+            olds = old if isinstance(old, list) and len(old) == len(new) else [None] * len(new)
+            return [_merge_into(o if isinstance(o, dict) else {}, n, sub) if isinstance(n, dict) else n
+                    for o, n in zip(olds, new)]
+        if isinstance(new, dict):
+            return _merge_into(old if isinstance(old, dict) else {}, new, sub)
+        return new
+    if kind == "list" and elements and isinstance(new, list):
+        if isinstance(old, list) and len(old) == len(new):
+            return [_kept(o, n, elements) for o, n in zip(old, new)]
+        return new
+    return _kept(old, new, kind)
+
+
+def _merge_into(target: dict, checked: dict, spec: dict, fallbacks: t.Any = None) -> dict:
+    """Makes ``target`` (ansible-core's copy of one parameter dict) hold ``checked`` (the core's
+    result for it), keeping the objects ansible-core keeps."""
+    names = {name: name for name in spec}
+    for key, value in checked.items():
+        option = spec.get(key)
+        present = key in target
+        if present and option is None:
+            continue  # not an option: ansible-core leaves it alone
+        source: t.Any = target[key] if present else _MISSING
+        if isinstance(option, dict):
+            # _handle_aliases copies an alias's value over the option's, given or not.
+            for alias in option.get("aliases") or ():
+                if alias in target:
+                    source = target[alias]
+        if present:
+            new = _pick(source, value, option)
+            if new is not target[key]:
+                target[key] = new
+            continue
+        if isinstance(option, dict):
+            if source is _MISSING and fallbacks is not None and key in fallbacks:
+                source = fallbacks[key]
+            if source is _MISSING and option.get("default") is not None:
+                source = option["default"]
+            if source is _MISSING and value == {} and option.get("apply_defaults"):
+                source = {}
+        target[names.get(key, key)] = _pick(source, value, option)
+    return target
+
+
+def _strings(obj: t.Any, found: dict, keys: bool = True, depth: int = 0) -> dict:
+    """Every str object in ``obj`` (dict keys too), the first of equal ones kept."""
+    if depth > 64:
+        return found
+    if isinstance(obj, str):
+        found.setdefault(obj, obj)
+    elif isinstance(obj, dict):
+        for key, value in obj.items():
+            if keys and isinstance(key, str):
+                found.setdefault(key, key)
+            _strings(value, found, keys, depth + 1)
+    elif isinstance(obj, (list, tuple)):
+        for item in obj:
+            _strings(item, found, keys, depth + 1)
+    return found
+
+
+def retag_result(result: t.Any, spec: dict, parameters: t.Any, given: t.Any) -> None:
+    """Puts the tagged objects ansible-core's validate() would hold into a native ``result``
+    (whose strings and containers are builtins)."""
+    base = _copy_params(parameters, {})
+    fallbacks = given if given is not parameters else None
+    in_params = _strings(base, {})
+    result._validated_parameters = _merge_into(base, result._validated_parameters, spec, fallbacks)
+    in_spec = _strings(spec, {})
+    if fallbacks is not None:
+        _strings(fallbacks, in_params)
+    _strings(result._validated_parameters, in_params, keys=False)
+    result._no_log_values = {in_params.get(v, in_spec.get(v, v)) if isinstance(v, str) else v
+                             for v in result._no_log_values}
+    result._unsupported_parameters = {
+        tuple(in_params.get(p, p) for p in item) if isinstance(item, tuple) else in_params.get(item, item)
+        for item in result._unsupported_parameters
+    }
+    result._supported_parameters = {
+        path: ([in_spec.get(n, n) for n in names], {in_spec.get(a, a): in_spec.get(o, o) for a, o in aliases.items()})
+        for path, (names, aliases) in result._supported_parameters.items()
+    }
+    result._aliases = {in_spec.get(a, a): in_spec.get(o, o) for a, o in result._aliases.items()}
+    result._warnings = [{k: in_spec.get(v, v) for k, v in w.items()} for w in result._warnings]
+    result._deprecations = [{k: (v if k == "msg" else in_spec.get(v, v) if isinstance(v, str) else v)
+                             for k, v in d.items()} for d in result._deprecations]

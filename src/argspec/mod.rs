@@ -26,6 +26,12 @@ pub struct Unhandled(pub &'static str);
 pub trait Delegate {
     fn convert(&self, kind: TypeKind, value: &Value, why: Unhandled) -> convert::Converted;
 
+    /// `convert` for the value of a top-level option (not an element) named `name`: the
+    /// glue can hand a callable the very object the caller gave.
+    fn convert_option(&self, kind: TypeKind, value: &Value, why: Unhandled, _name: &str) -> convert::Converted {
+        self.convert(kind, value, why)
+    }
+
     /// ansible-core's own `set_fallbacks` for the sub-spec the glue numbered `source`, on
     /// one sub-parameter dict: the (key, value) pairs it adds and the no_log strings it finds.
     fn fallbacks(&self, _source: usize, _params: &Params) -> Result<FallbackValues, Unhandled> {

@@ -23,6 +23,14 @@ impl Context<'_> {
             done => done,
         }
     }
+
+    fn convert_option(&self, kind: TypeKind, value: &Value, name: &str, top_level: bool) -> Converted {
+        match convert(kind, value, self.flavor) {
+            Err(why) if top_level => self.delegate.convert_option(kind, value, why, name),
+            Err(why) => self.delegate.convert(kind, value, why),
+            done => done,
+        }
+    }
 }
 
 /// The `AnsibleValidationError` subclass of each error.
@@ -291,7 +299,7 @@ impl CompiledSpec {
                 format!(" found in {quote}{}{quote}{stop}", context.join(" -> "))
             }
         };
-        let converted = match cx.convert(option.kind, value)? {
+        let converted = match cx.convert_option(option.kind, value, &option.name, context.is_empty())? {
             Ok(converted) => converted,
             Err(reason) => {
                 let message = format!(

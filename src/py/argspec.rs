@@ -16,6 +16,8 @@ use crate::argspec::{
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(argspec_compile, m)?)?;
+    m.add_function(wrap_pyfunction!(argspec_tagged_types, m)?)?;
+    m.add_function(wrap_pyfunction!(argspec_fingerprint, m)?)?;
     m.add_class::<CompiledArgSpec>()?;
     Ok(())
 }
@@ -31,6 +33,120 @@ enum Mode {
     Params,
 }
 
+/// The builtin type an object stands for: its exact type, or the builtin base of one of
+/// ansible-core's tagged types (controller data carries origin tags on str, int, float,
+/// list and dict subclasses; the Python side puts the tagged objects back into the result).
+#[derive(Clone, Copy, PartialEq)]
+enum Base {
+    Str,
+    Int,
+    Float,
+    List,
+    Dict,
+}
+
+/// ansible-core's tagged str, int, float, list and dict types (in that order), registered
+/// once by the Python side when they exist (2.19+).
+static TAGGED_TYPES: std::sync::OnceLock<Vec<(usize, Base, Py<PyAny>)>> = std::sync::OnceLock::new();
+
+thread_local! {
+    /// Whether a conversion since the last reset met a tagged object.
+    static SAW_TAGGED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Registers ansible-core's tagged types (str, int, float, list, dict); the first call wins.
+#[pyfunction]
+fn argspec_tagged_types(types: Vec<Bound<'_, PyAny>>) -> bool {
+    let bases = [Base::Str, Base::Int, Base::Float, Base::List, Base::Dict];
+    let entries = types
+        .into_iter()
+        .zip(bases)
+        .map(|(t, base)| (t.as_ptr() as usize, base, t.unbind()))
+        .collect();
+    TAGGED_TYPES.set(entries).is_ok()
+}
+
+fn tagged_base(obj: &Bound<'_, PyAny>) -> Option<Base> {
+    let ty = obj.get_type().as_ptr() as usize;
+    let base = TAGGED_TYPES.get()?.iter().find(|(t, _, _)| *t == ty).map(|(_, base, _)| *base)?;
+    SAW_TAGGED.with(|saw| saw.set(true));
+    Some(base)
+}
+
+fn is_exact_or_tagged(obj: &Bound<'_, PyAny>, base: Base) -> bool {
+    let exact = match base {
+        Base::Str => obj.is_exact_instance_of::<PyString>(),
+        Base::Int => obj.is_exact_instance_of::<PyInt>(),
+        Base::Float => obj.is_exact_instance_of::<PyFloat>(),
+        Base::List => obj.is_exact_instance_of::<PyList>(),
+        Base::Dict => obj.is_exact_instance_of::<PyDict>(),
+    };
+    exact || tagged_base(obj) == Some(base)
+}
+
+/// A hash of everything in a spec (containers walked, scalars by exact type and value, other
+/// objects by identity): a spec changed in place since it was compiled hashes differently.
+#[pyfunction]
+fn argspec_fingerprint(obj: &Bound<'_, PyAny>) -> PyResult<u64> {
+    use std::hash::Hasher;
+    let mut hasher = rustc_hash::FxHasher::default();
+    guard("argspec fingerprint", || {
+        fingerprint(obj, &mut hasher, 0)?;
+        Ok(hasher.finish())
+    })
+}
+
+fn fingerprint(obj: &Bound<'_, PyAny>, hasher: &mut rustc_hash::FxHasher, depth: usize) -> PyResult<()> {
+    use std::hash::Hasher;
+    if depth > MAX_DEPTH {
+        return Err(PyValueError::new_err("spec nested too deeply"));
+    }
+    hasher.write_usize(obj.get_type().as_ptr() as usize);
+    // Type checks first: a failed cast builds an error object, which costs more than the walk.
+    if obj.is_instance_of::<PyString>() || obj.is_instance_of::<PyInt>() {
+        // str caches its hash; an int's hash is its value (or nearly).
+        hasher.write_isize(obj.hash()?);
+    } else if obj.is_instance_of::<PyDict>() {
+        let dict = obj.cast::<PyDict>()?;
+        hasher.write_usize(dict.len());
+        for (key, value) in dict.iter() {
+            fingerprint(&key, hasher, depth + 1)?;
+            fingerprint(&value, hasher, depth + 1)?;
+        }
+    } else if obj.is_instance_of::<PyList>() {
+        let list = obj.cast::<PyList>()?;
+        hasher.write_usize(list.len());
+        for item in list.iter() {
+            fingerprint(&item, hasher, depth + 1)?;
+        }
+    } else if obj.is_instance_of::<PyTuple>() {
+        let tuple = obj.cast::<PyTuple>()?;
+        hasher.write_usize(tuple.len());
+        for item in tuple.iter() {
+            fingerprint(&item, hasher, depth + 1)?;
+        }
+    } else if obj.is_instance_of::<PyFloat>() {
+        hasher.write_u64(obj.cast::<PyFloat>()?.value().to_bits());
+    } else if obj.is_instance_of::<pyo3::types::PyFrozenSet>() || obj.is_instance_of::<pyo3::types::PySet>() {
+        hasher.write_usize(obj.len()?);
+        let mut hashes = 0u64;
+        for item in obj.try_iter()? {
+            let mut inner = rustc_hash::FxHasher::default();
+            fingerprint(&item?, &mut inner, depth + 1)?;
+            hashes = hashes.wrapping_add(inner.finish()); // order-free
+        }
+        hasher.write_u64(hashes);
+    } else {
+        hasher.write_usize(obj.as_ptr() as usize); // bool, None, callables: by identity
+    }
+    Ok(())
+}
+
+/// Resets the tagged-object flag; returns whether anything tagged was met since the last reset.
+fn take_saw_tagged() -> bool {
+    SAW_TAGGED.with(|saw| saw.replace(false))
+}
+
 fn to_value(obj: &Bound<'_, PyAny>, mode: Mode, depth: usize) -> Result<Value, Unhandled> {
     const NOT_PLAIN: Unhandled = Unhandled("value: not plain builtin data");
     if depth > MAX_DEPTH {
@@ -39,30 +155,37 @@ fn to_value(obj: &Bound<'_, PyAny>, mode: Mode, depth: usize) -> Result<Value, U
     if obj.is_none() {
         return Ok(Value::None);
     }
-    if obj.is_exact_instance_of::<PyString>() {
-        return obj.extract::<String>().map(Value::Str).map_err(|_| Unhandled("value: str with surrogates"));
-    }
     if obj.is_exact_instance_of::<PyBool>() {
         return Ok(Value::Bool(obj.is_truthy().map_err(|_| NOT_PLAIN)?));
     }
-    if obj.is_exact_instance_of::<PyInt>() {
-        return obj.extract::<i64>().map(Value::Int).map_err(|_| Unhandled("value: int beyond 64 bits"));
-    }
-    if obj.is_exact_instance_of::<PyFloat>() {
-        return obj.extract::<f64>().map(Value::Float).map_err(|_| NOT_PLAIN);
-    }
-    let is_list = obj.is_exact_instance_of::<PyList>();
-    if is_list || (mode == Mode::Spec && obj.is_exact_instance_of::<PyTuple>()) {
-        let mut items = Vec::new();
-        for item in obj.try_iter().map_err(|_| NOT_PLAIN)? {
-            items.push(to_value(&item.map_err(|_| NOT_PLAIN)?, mode, depth + 1)?);
+    let base = if obj.is_exact_instance_of::<PyString>() {
+        Base::Str
+    } else if obj.is_exact_instance_of::<PyInt>() {
+        Base::Int
+    } else if obj.is_exact_instance_of::<PyFloat>() {
+        Base::Float
+    } else if obj.is_exact_instance_of::<PyList>() {
+        Base::List
+    } else if obj.is_exact_instance_of::<PyDict>() {
+        Base::Dict
+    } else if mode == Mode::Spec && obj.is_exact_instance_of::<PyTuple>() {
+        Base::List
+    } else {
+        tagged_base(obj).ok_or(NOT_PLAIN)?
+    };
+    match base {
+        Base::Str => obj.extract::<String>().map(Value::Str).map_err(|_| Unhandled("value: str with surrogates")),
+        Base::Int => obj.extract::<i64>().map(Value::Int).map_err(|_| Unhandled("value: int beyond 64 bits")),
+        Base::Float => obj.extract::<f64>().map(Value::Float).map_err(|_| NOT_PLAIN),
+        Base::List => {
+            let mut items = Vec::new();
+            for item in obj.try_iter().map_err(|_| NOT_PLAIN)? {
+                items.push(to_value(&item.map_err(|_| NOT_PLAIN)?, mode, depth + 1)?);
+            }
+            Ok(Value::List(items))
         }
-        return Ok(Value::List(items));
+        Base::Dict => to_params(obj.cast::<PyDict>().map_err(|_| NOT_PLAIN)?, mode, depth + 1).map(Value::Dict),
     }
-    if let Ok(dict) = obj.cast_exact::<PyDict>() {
-        return to_params(dict, mode, depth + 1).map(Value::Dict);
-    }
-    Err(NOT_PLAIN)
 }
 
 /// Whether a dict or list object occurs twice among the parameters: ansible-core's deepcopy
@@ -72,26 +195,29 @@ fn shares_containers(obj: &Bound<'_, PyAny>, seen: &mut std::collections::HashSe
     if depth > MAX_DEPTH {
         return true; // to_value refuses it anyway
     }
-    let is_dict = obj.is_exact_instance_of::<PyDict>();
-    if !is_dict && !obj.is_exact_instance_of::<PyList>() {
+    let is_dict = is_exact_or_tagged(obj, Base::Dict);
+    if !is_dict && !is_exact_or_tagged(obj, Base::List) {
         return false;
     }
     if !seen.insert(obj.as_ptr() as usize) {
         return true;
     }
-    if let Ok(dict) = obj.cast_exact::<PyDict>() {
-        return dict.values().iter().any(|v| shares_containers(&v, seen, depth + 1));
+    if is_dict {
+        return match obj.cast::<PyDict>() {
+            Ok(dict) => dict.values().iter().any(|v| shares_containers(&v, seen, depth + 1)),
+            Err(_) => true,
+        };
     }
-    match obj.cast_exact::<PyList>() {
+    match obj.cast::<PyList>() {
         Ok(list) => list.iter().any(|v| shares_containers(&v, seen, depth + 1)),
-        Err(_) => false,
+        Err(_) => true,
     }
 }
 
 fn to_params(dict: &Bound<'_, PyDict>, mode: Mode, depth: usize) -> Result<Params, Unhandled> {
     let mut params = Params::with_capacity_and_hasher(dict.len(), Default::default());
     for (key, value) in dict.iter() {
-        if !key.is_exact_instance_of::<PyString>() {
+        if !is_exact_or_tagged(&key, Base::Str) {
             return Err(Unhandled("value: dict key that is not a str"));
         }
         let key: String = key.extract().map_err(|_| Unhandled("value: str with surrogates"))?;
@@ -193,18 +319,25 @@ fn options_input(
     if depth > MAX_DEPTH {
         return Err(Unhandled("spec: options nested too deeply"));
     }
-    let spec = spec.cast_exact::<PyDict>().map_err(|_| Unhandled("spec: not a dict"))?;
+    if !is_exact_or_tagged(spec, Base::Dict) {
+        return Err(Unhandled("spec: not a dict"));
+    }
+    let spec = spec.cast::<PyDict>().map_err(|_| Unhandled("spec: not a dict"))?;
     for (name_object, option) in spec.iter() {
-        let name_object = name_object
-            .cast_exact::<PyString>()
-            .map_err(|_| Unhandled("spec: option name not a str"))?;
+        if !is_exact_or_tagged(&name_object, Base::Str) {
+            return Err(Unhandled("spec: option name not a str"));
+        }
+        let name_object = name_object.cast::<PyString>().map_err(|_| Unhandled("spec: option name not a str"))?;
         let name: String = name_object
             .extract()
             .map_err(|_| Unhandled("spec: option name with surrogates"))?;
         if let Some(names) = names.as_deref_mut() {
             names.push(name_object.clone().unbind());
         }
-        let option = option.cast_exact::<PyDict>().map_err(|_| Unhandled("spec: option not a dict"))?;
+        if !is_exact_or_tagged(&option, Base::Dict) {
+            return Err(Unhandled("spec: option not a dict"));
+        }
+        let option = option.cast::<PyDict>().map_err(|_| Unhandled("spec: option not a dict"))?;
         let at = input.options.len();
         let mut fields = crate::argspec::OptionInput::default();
         for (key, value) in option.iter() {
@@ -216,7 +349,7 @@ fn options_input(
                 fields.insert(key, None);
                 continue;
             }
-            if key == "options" && value.is_exact_instance_of::<PyDict>() {
+            if key == "options" && is_exact_or_tagged(&value, Base::Dict) {
                 let mut sub = SpecInput { source: Some(kept.sub_specs.len()), ..SpecInput::default() };
                 kept.sub_specs.push(value.clone().unbind());
                 options_input(&value, &mut sub, kept, None, depth + 1)?;
@@ -250,6 +383,10 @@ struct CoreCheckers<'py, 'a> {
     sub_specs: &'a [Py<PyAny>],
     /// A KeyboardInterrupt/SystemExit from a checker: raised once validation stops.
     interrupt: std::cell::RefCell<Option<PyErr>>,
+    /// The caller's parameters, when they or the spec hold tagged objects: a callable type
+    /// gets (a copy of) the object ansible-core would give it.
+    tagged_params: Option<Bound<'py, PyDict>>,
+    spec_tagged: bool,
 }
 
 impl CoreCheckers<'_, '_> {
@@ -282,7 +419,7 @@ impl Delegate for CoreCheckers<'_, '_> {
         let mut secrets = Vec::new();
         for item in found.try_iter().map_err(|_| FAILED)? {
             let item = item.map_err(|_| FAILED)?;
-            if !item.is_exact_instance_of::<PyString>() {
+            if !is_exact_or_tagged(&item, Base::Str) {
                 return Err(Unhandled("value: no_log fallback value that is not a str"));
             }
             secrets.push(item.extract::<String>().map_err(|_| FAILED)?);
@@ -297,9 +434,43 @@ impl Delegate for CoreCheckers<'_, '_> {
         Ok((added, secrets))
     }
 
+    fn convert_option(&self, kind: TypeKind, value: &Value, why: Unhandled, name: &str) -> Converted {
+        const UNTAGGED: Unhandled = Unhandled("value: tagged value for a callable type");
+        let TypeKind::Callable(_) = kind else { return self.convert(kind, value, why) };
+        let tagged = self.spec_tagged || SAW_TAGGED.with(|saw| saw.get());
+        let Some(params) = self.tagged_params.as_ref().filter(|_| tagged) else {
+            return self.convert(kind, value, why);
+        };
+        match params.get_item(name) {
+            // ansible-core calls the callable with its deep copy of the caller's object.
+            Ok(Some(original)) => {
+                let copied = self
+                    .py
+                    .import("copy")
+                    .and_then(|m| m.getattr("deepcopy"))
+                    .and_then(|f| f.call1((original,)))
+                    .map_err(|_| UNTAGGED)?;
+                self.call_checker(kind, copied)
+            }
+            _ if self.spec_tagged => Err(UNTAGGED),
+            // A default or fallback from a plain spec: the same plain value ansible-core has.
+            _ => self.call_checker(kind, to_python(self.py, value).map_err(|_| UNTAGGED)?),
+        }
+    }
+
     fn convert(&self, kind: TypeKind, value: &Value, _why: Unhandled) -> Converted {
         const FAILED: Unhandled = Unhandled("value: ansible-core's checker failed unexpectedly");
+        if matches!(kind, TypeKind::Callable(_)) && (self.spec_tagged || SAW_TAGGED.with(|saw| saw.get())) {
+            return Err(Unhandled("value: tagged value for a callable type"));
+        }
         let given = to_python(self.py, value).map_err(|_| FAILED)?;
+        self.call_checker(kind, given)
+    }
+}
+
+impl CoreCheckers<'_, '_> {
+    fn call_checker(&self, kind: TypeKind, given: Bound<'_, PyAny>) -> Converted {
+        const FAILED: Unhandled = Unhandled("value: ansible-core's checker failed unexpectedly");
         let checker = match kind {
             TypeKind::Callable(i) => self.callables.get(i).ok_or(FAILED)?.bind(self.py).clone(),
             _ => self.validators.get_item(kind.name()).map_err(|_| FAILED)?,
@@ -345,13 +516,15 @@ fn argspec_compile<'py>(
     guard("argspec compile", || {
         let checks = [mutually_exclusive, required_together, required_one_of, required_if, required_by];
         let (mut callables, mut names, mut sub_specs) = (Vec::new(), Vec::new(), Vec::new());
+        take_saw_tagged();
         let compiled = spec_input(argument_spec, checks, &mut callables, &mut names, &mut sub_specs)
             .and_then(|input| CompiledSpec::compile(&input));
         match compiled {
             Ok(spec) => {
                 let flavor = CoreFlavor { booleans_text, no_log_default_strings };
                 let validators = type_validators.unbind();
-                let compiled = CompiledArgSpec { spec, flavor, names, validators, callables, sub_specs };
+                let tagged = take_saw_tagged();
+                let compiled = CompiledArgSpec { spec, flavor, names, validators, callables, sub_specs, tagged };
                 Ok(Bound::new(py, compiled)?.into_any())
             }
             Err(Unhandled(reason)) => Ok(PyString::new(py, reason).into_any()),
@@ -371,13 +544,15 @@ struct CompiledArgSpec {
     callables: Vec<Py<PyAny>>,
     /// Sub-spec dicts, for ansible-core's `set_fallbacks` on sub-parameters.
     sub_specs: Vec<Py<PyAny>>,
+    /// Whether the spec holds ansible-core tagged objects (names, defaults, aliases).
+    tagged: bool,
 }
 
 #[pymethods]
 impl CompiledArgSpec {
     /// `(validated, [(error class name, message)], [(unsupported names or paths, supported
     /// names, [(alias, option)])], no_log values, [(option, alias)], [deprecation dict],
-    /// [message to warn()])`, or the reason (str) this call is left to ansible-core.
+    /// [message to warn()], whether tagged objects were met)`, or the reason (str) this call is left to ansible-core.
     fn validate<'py>(&self, py: Python<'py>, parameters: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         guard("argspec validate", || {
             let checkers = CoreCheckers {
@@ -386,8 +561,15 @@ impl CompiledArgSpec {
                 callables: &self.callables,
                 sub_specs: &self.sub_specs,
                 interrupt: std::cell::RefCell::new(None),
+                tagged_params: parameters.cast::<PyDict>().ok().filter(|_| !self.callables.is_empty()).cloned(),
+                spec_tagged: self.tagged,
             };
-            let outcome = match parameters.cast_exact::<PyDict>() {
+            take_saw_tagged();
+            let as_dict = match is_exact_or_tagged(parameters, Base::Dict) {
+                true => parameters.cast::<PyDict>().ok(),
+                false => None,
+            };
+            let outcome = match as_dict.ok_or(()) {
                 Ok(dict) if self.spec.has_sub_options()
                     && shares_containers(dict.as_any(), &mut Default::default(), 0) =>
                 {
@@ -435,6 +617,7 @@ impl CompiledArgSpec {
                 out.alias_warnings,
                 deprecations,
                 out.warnings_to_emit,
+                take_saw_tagged(),
             );
             Ok(tuple.into_pyobject(py)?.into_any())
         })
@@ -447,6 +630,16 @@ impl CompiledArgSpec {
             .iter()
             .map(|(alias, index)| (alias.clone(), self.spec.options[*index].name.clone()))
             .collect()
+    }
+
+    /// Whether the spec holds tagged objects the result must carry.
+    fn tagged(&self) -> bool {
+        self.tagged
+    }
+
+    /// Whether a callable is used as a type somewhere in the spec.
+    fn has_callables(&self) -> bool {
+        !self.callables.is_empty()
     }
 
     /// Whether ansible-core's `set_fallbacks` must run on the parameters first.

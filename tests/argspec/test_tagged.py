@@ -1,0 +1,91 @@
+"""Controller data: specs and parameters holding ansible-core's tagged types (origin-tagged
+str, int, float, list and dict subclasses, as YAML and templating make them on 2.19+).
+Generated cases go through ansible-core's pure code and the native path; every result field
+is compared with each value's exact type and tags, and the native path must really run."""
+
+from __future__ import annotations
+
+import copy
+import os
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from _compare import ORIGINAL_VALIDATE, native_count
+from ansible.module_utils.common import arg_spec
+from test_generated import checks, param_sets, params_for, specs
+
+tags_module = pytest.importorskip("ansible.module_utils._internal._datatag", reason="no tagged data before 2.19")
+AnsibleTagHelper = tags_module.AnsibleTagHelper
+Origin = pytest.importorskip("ansible._internal._datatag._tags").Origin
+
+
+def tagged(value, draw, where="x"):
+    """``value`` with some of its str/int/float/list/dict parts (keys too) tagged."""
+    if isinstance(value, dict):
+        out = {tagged(k, draw, where): tagged(v, draw, where) for k, v in value.items()}
+    elif isinstance(value, list):
+        out = [tagged(v, draw, where) for v in value]
+    else:
+        out = value
+    if type(out) in (str, int, float, dict, list) and draw(st.integers(0, 2)):
+        return AnsibleTagHelper.tag(out, [Origin(path=f"/{where}.yml", line_num=draw(st.integers(1, 3)))])
+    return out
+
+
+def typed(value):
+    """Every type and tag spelled out."""
+    tags = sorted(map(repr, AnsibleTagHelper.tags(value)))
+    if isinstance(value, dict):
+        return (type(value).__name__, tags, [(typed(k), typed(v)) for k, v in value.items()])
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tags, [typed(v) for v in value])
+    if isinstance(value, float):
+        return ("float", type(value).__name__, tags, repr(value))
+    return (type(value).__name__, tags, value)
+
+
+def observe(result):
+    return {
+        "validated": typed(result.validated_parameters),
+        "errors": [(type(e).__name__, str(e)) for e in result.errors],
+        "unsupported": sorted(map(typed, result.unsupported_parameters), key=repr),
+        "supported": sorted((repr(k), typed(list(v[0])), typed(v[1])) for k, v in result._supported_parameters.items()),
+        "no_log": sorted(map(typed, result._no_log_values), key=repr),
+        "warnings": typed(result._warnings),
+        "deprecations": typed(result._deprecations),
+        "aliases": typed(result._aliases),
+    }
+
+
+def outcome(validate, params):
+    try:
+        return observe(validate(params))
+    except Exception as ex:  # noqa: BLE001 - compared, not swallowed
+        return ("raised", type(ex), str(ex))
+
+
+def test_tagged_specs_and_parameters_match_pure_python():
+    before = native_count()
+
+    @settings(max_examples=int(os.environ.get("ARGSPEC_EXAMPLES", "300")), derandomize=not os.environ.get("ARGSPEC_RANDOM"),
+              deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.data(), specs(), checks)
+    def check(data, spec, cross_checks):
+        params = data.draw(params_for(spec) if data.draw(st.integers(0, 3)) else param_sets)
+        draw = data.draw
+        if draw(st.booleans()):
+            spec = tagged(spec, draw, "spec")
+        params = tagged(params, draw, "params")
+        if draw(st.integers(0, 3)) == 0:
+            params = AnsibleTagHelper.tag(dict(params), [Origin(path="/top.yml")])
+        accelerated = arg_spec.ArgumentSpecValidator(copy.deepcopy(spec), **copy.deepcopy(cross_checks))
+        pure = arg_spec.ArgumentSpecValidator(copy.deepcopy(spec), **copy.deepcopy(cross_checks))
+        got = outcome(accelerated.validate, copy.deepcopy(params))
+        expected = outcome(lambda p: ORIGINAL_VALIDATE(pure, p), copy.deepcopy(params))
+        assert got == expected, (spec, params, cross_checks)
+
+    check()
+    native = native_count() - before
+    assert native > 60, f"native path answered only {native} tagged cases"
