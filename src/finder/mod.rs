@@ -16,6 +16,8 @@ mod walk;
 mod warnings;
 
 #[cfg(test)]
+mod proptests;
+#[cfg(test)]
 mod tests;
 
 use std::collections::BTreeSet;

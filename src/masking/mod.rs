@@ -110,4 +110,6 @@ impl SecretRegistry {
 }
 
 #[cfg(test)]
+mod proptests;
+#[cfg(test)]
 mod tests;
