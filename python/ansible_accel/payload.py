@@ -68,18 +68,24 @@ def build_zip(
     to this user and run where deflated entries are shared with other processes (see
     :func:`private_cache_dir`).
     """
-    if compression in _NATIVE_METHODS and (compression == ZIP_STORED or native_zlib_matches()):
+    if compression in _NATIVE_METHODS and (compression == ZIP_STORED or native_zlib_matches()) and _native_date(date_time):
         return _native.payload_build_zip(entries, date_time, compression, cache_dir)
     zipfile._check_compression(compression)  # zipfile's own error for unknown methods
     buffer = io.BytesIO()
     archive: PayloadZipFile | zipfile.ZipFile
-    archive = PayloadZipFile(buffer, compression) if compression in _NATIVE_METHODS else zipfile.ZipFile(buffer, "w", compression)
+    archive = PayloadZipFile(buffer, compression) if compression in _NATIVE_METHODS and _native_date(date_time) else zipfile.ZipFile(buffer, "w", compression)
     for name, data in entries:
         info = zipfile.ZipInfo(filename=name, date_time=tuple(date_time))
         info.compress_type = compression
         archive.writestr(info, data)
     archive.close()
     return buffer.getvalue()
+
+
+def _native_date(date_time: t.Any) -> bool:
+    """Six ints of 64 bits, as the native writer takes them; anything else (which zipfile only
+    fails on once an entry uses it, with its own error) is written by zipfile itself."""
+    return type(date_time) in (tuple, list) and len(date_time) == 6 and all(type(p) is int and -(1 << 63) <= p < 1 << 63 for p in date_time)
 
 
 def cache_stats() -> dict[str, int]:
@@ -193,7 +199,7 @@ class PayloadZipFile:
         if compresslevel is not None:
             zinfo._compresslevel = compresslevel
         zinfo.file_size = len(data)
-        if zinfo.compress_type not in _NATIVE_METHODS or not isinstance(data, (bytes, bytearray)):
+        if zinfo.compress_type not in _NATIVE_METHODS or not isinstance(data, (bytes, bytearray)) or not _native_date(zinfo.date_time):
             self.hand_over().writestr(zinfo, data)
             return None
         if zinfo.filename in self.NameToInfo:

@@ -170,6 +170,10 @@ fn payload_build_zip(
             )));
         }
         let name_obj = pair.get_item(0)?;
+        // zipfile's ZipInfo refuses the date before the name is ever encoded.
+        if date_time[0] < 1980 {
+            return Err(raise(py, ZipError::TimestampBefore1980));
+        }
         let name = name_obj
             .cast::<PyString>()
             .map_err(|_| {
