@@ -1,5 +1,5 @@
 """Run as a script (a fresh interpreter, so a stack overflow would only kill it):
-``python _deep_and_cyclic.py CASE`` prints one line, ``reference=<outcome> native=<outcome>``,
+``python _deep_and_cyclic.py CASE...`` prints one line per case, ``CASE reference=<outcome> native=<outcome>``,
 for ansible-core's function and ours on 100,000-deep or cyclic structures."""
 
 from __future__ import annotations
@@ -98,12 +98,13 @@ def main(case: str) -> None:
         from ansible_accel import no_log
 
         fn = {"remove_values": "remove_values", "sanitize_keys": "sanitize_keys"}[engine]
-        seconds = 2.0 if shape == "cyclic" else 120.0
+        seconds = 1.0 if shape == "cyclic" else 120.0
         reference = timed(getattr(parameters, fn), value, ["pw"], seconds=seconds)
         native = timed(getattr(no_log, fn), value, ["pw"], seconds=seconds)
     equal = reference[0] == native[0] == "returned" and same(reference[1], native[1])
-    print(f"reference={reference[0]} native={native[0]}" + (" results=equal" if equal else ""))
+    print(f"{case} reference={reference[0]} native={native[0]}" + (" results=equal" if equal else ""), flush=True)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    for case in sys.argv[1:]:
+        main(case)
