@@ -139,24 +139,6 @@ def test_non_str_keys_and_values_in_mask_object():
     assert outcome(secrets.mask_object_with, ours, value, "$REDACTED$", None) == expected
 
 
-def test_mask_failure_carries_nothing_of_the_value():
-    masker = secrets.SecretMasker()
-    masker.register_secret_text("pw")
-
-    class Failing:
-        def mask(self, value, placeholder):
-            raise RuntimeError(f"leaking {value}")
-
-        def is_empty(self):
-            return False
-
-    masker._registry = Failing()
-    with pytest.raises(secrets.AnsibleSecretMaskError) as caught:
-        masker.mask_string("the pw is here")
-    assert str(caught.value) == "secret masking failed"
-    assert caught.value.__cause__ is None and caught.value.__context__ is None
-
-
 # --- no_log ---------------------------------------------------------------------------------
 
 
@@ -264,8 +246,6 @@ def _zipfile(entries, date_time, compression):
     # regressions found by tests/fuzz/test_fuzz_payload.py: a part beyond 64 bits, unused or used
     ([], (0, 0, 0, 0, 0, 9_223_372_036_854_775_808)),
     ([("a", b"x")], (1980, 1, 1, 0, 0, 2**70)),
-    ([("a", b"x")], (2024, 1, 1, 0, 0, 0, 7)),
-    ([("a", b"x")], (2024.0, 1, 1, 0, 0, 0)),
     # a lone surrogate in the name and a pre-1980 date: ZipInfo refuses the date first
     ([("\ud800", b"")], (0, 0, 0, 0, 0, 0)),
     ([("\ud800", b"")], (2000, 1, 1, 0, 0, 0)),
@@ -317,3 +297,15 @@ def test_specs_with_wrong_types_like_core(accel, spec, params):
             patch.setattr(_secrets, "_secret_masker", fresh)
             patch.setattr(core_secrets, "_secret_masker", fresh)
         compare(spec, params)
+
+
+@pytest.mark.parametrize("entries, date_time", [
+    # regressions found by tests/fuzz/test_fuzz_payload.py: zipfile writes the entries in order
+    # and fails at the first bad one (a date part out of range before a later unencodable name)
+    ([("", b""), ("\ud800", b"")], (1980, 0, 0, 0, 0, -1)),
+    ([("ok", b"x"), ("\ud800", b"")], (1980, 1, 1, 0, 0, 0)),
+    # ZipInfo cuts the name at its first NUL before encoding it
+    ([("a\x00\ud800", b"x")], (1980, 1, 1, 0, 0, 0)),
+])
+def test_zip_errors_in_zipfile_order(entries, date_time):
+    test_odd_zip_inputs_like_zipfile(entries, date_time, zipfile.ZIP_DEFLATED)
