@@ -197,6 +197,8 @@ def _core_scan(fqn, source):
 @pytest.mark.parametrize("source", [
     bytes(range(256)) * 4, b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", b"import os\n\xff\xfe", b"\x00import ansible.module_utils.x\n",
     "import ansible.module_utils.x  # \ud800\n", b"\xef\xbb\xbfimport ansible.module_utils.x\n", b"# -*- coding: latin-1 -*-\nx = '\xe9'\n",
+    # regressions found by tests/fuzz/test_fuzz_finder.py: a U+FEFF compile() does not skip
+    b"\xef\xbb\xbf\xef\xbb\xbf", b"import ansible.module_utils.x\n\xef\xbb\xbf\n", "import ansible.module_utils.x\n\ufeff\n",
 ])
 def test_binary_and_badly_encoded_sources(source):
     try:
