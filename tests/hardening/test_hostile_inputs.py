@@ -273,6 +273,9 @@ WRONG_SPECS = [
     {"a": {"aliases": "b"}}, {"a": {"required": "yes"}}, {"a": {"type": "list", "elements": 3}},
     {"a": {"options": ["x"]}}, {"a": {"type": "dict", "options": {"b": None}}}, {"a": {"default": 1j}}, {"a": {"default": frozenset({1})}},
     {"a": {"no_log": "maybe"}}, {1: {}}, {"a": {"deprecated_aliases": "b"}}, {"a": {"fallback": "env"}},
+    # regression found by tests/fuzz/test_fuzz_argspec.py: a present None is iterated (AliasError)
+    {"a": {"no_log": True}, "b": {"required": True, "choices": [], "aliases": ["z"], "deprecated_aliases": None, "no_log": True}},
+    {"a": {"deprecated_aliases": None}},
 ]
 
 
