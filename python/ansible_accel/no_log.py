@@ -101,6 +101,9 @@ def remove_values(value, no_log_strings):
     except _native.NoLogInternalError:
         _counters.fallback(PATH, _INTERNAL_ERROR)
         return original_remove_values(value, strings)
+    except BaseException:
+        _counters.native(PATH)  # ansible-core's own error, raised natively
+        raise
     _counters.native(PATH)
     _count_delegated(delegated)
     return result
@@ -121,6 +124,9 @@ def sanitize_keys(obj, no_log_strings, ignore_keys=frozenset()):
     except _native.NoLogInternalError:
         _counters.fallback(PATH, _INTERNAL_ERROR)
         return original_sanitize_keys(obj, strings, ignore_keys)
+    except BaseException:
+        _counters.native(PATH)  # ansible-core's own error, raised natively
+        raise
     _counters.native(PATH)
     _count_delegated(delegated)
     return result
