@@ -117,3 +117,23 @@ lint:
 
 clean:
 	rm -rf target .venv .cache bench-results
+
+# --- hardening -------------------------------------------------------------------------------
+
+# Differential fuzzing against the installed ansible-cores (FUZZ_EXAMPLES generated cases per
+# engine's main test, per environment where it applies), the slow hostile inputs, the proptest
+# targets (PROPTEST_CASES each), then the whole Python suite once under PYTHONMALLOC=debug.
+FUZZ_EXAMPLES ?= 100000
+PROPTEST_CASES ?= 20000
+.PHONY: fuzz
+fuzz: venvs build
+	PROPTEST_CASES=$(PROPTEST_CASES) cargo test --release --quiet proptests
+	@rm -f "$(CACHE)/fuzz-report.jsonl"; mkdir -p "$(CACHE)"
+	@for v in 311 312 313; do \
+	   echo "== fuzz on py$$v ($(FUZZ_EXAMPLES) cases per engine)"; \
+	   ANSIBLE_ACCEL_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) ANSIBLE_ACCEL_FUZZ_REPORT="$(CACHE)/fuzz-report.jsonl" \
+	     "$(VENVS)/py$$v/bin/python" -m pytest -q -p no:cacheprovider -s tests/fuzz tests/hardening \
+	     $(wildcard tests/argspec/test_real_specs.py) || exit $$?; \
+	 done
+	@cat "$(CACHE)/fuzz-report.jsonl"
+	PYTHONMALLOC=debug "$(VENVS)/py313/bin/python" -m pytest -q -p no:cacheprovider tests

@@ -25,6 +25,7 @@ from ._activation import core_minor
 PATH = "no_log"
 _CORE_DEPRECATED = core_minor() >= (2, 22)
 _DEPRECATED_REASON = "deprecated in ansible-core 2.22 (its deprecation names the caller's frame)"
+_INTERNAL_ERROR = "internal error in the native engine"
 
 # ansible-core's own functions, captured before install() can replace the module attributes.
 original_remove_values = _parameters.remove_values
@@ -63,14 +64,17 @@ def _compares_as_str(value: str) -> bool:
     return kind is str or (kind.__eq__ is str.__eq__ and kind.__hash__ is str.__hash__)
 
 
-def _matcher(strings: list[str]) -> _native.NoLogMatcher | None:
-    """The compiled values, or None when one of them compares unlike a plain str."""
+def _matcher(strings: list[str]) -> _native.NoLogMatcher | str:
+    """The compiled values, or the reason they are left to ansible-core's own code."""
     if not all(_compares_as_str(s) for s in strings):
-        return None
+        return "no_log value of a str type with its own __eq__ or __hash__"
     key = tuple(strings)
     matcher = _matchers.get(key)
     if matcher is None:
-        matcher = _native.NoLogMatcher(strings)
+        try:
+            matcher = _native.NoLogMatcher(strings)
+        except _native.NoLogInternalError:
+            return _INTERNAL_ERROR
         if len(_matchers) >= _MATCHER_CACHE_SIZE:
             _matchers.clear()
         _matchers[key] = matcher
@@ -89,11 +93,18 @@ def remove_values(value, no_log_strings):
         return original_remove_values(value, no_log_strings)
     strings = _ordered(no_log_strings)
     matcher = _matcher(strings)
-    if matcher is None:
-        _counters.fallback(PATH, "no_log value of a str type with its own __eq__ or __hash__")
+    if isinstance(matcher, str):
+        _counters.fallback(PATH, matcher)
         return original_remove_values(value, strings)
+    try:
+        result, delegated = _native.remove_values_walk(value, matcher, strings, _CONTEXT)
+    except _native.NoLogInternalError:
+        _counters.fallback(PATH, _INTERNAL_ERROR)
+        return original_remove_values(value, strings)
+    except BaseException:
+        _counters.native(PATH)  # ansible-core's own error, raised natively
+        raise
     _counters.native(PATH)
-    result, delegated = _native.remove_values_walk(value, matcher, strings, _CONTEXT)
     _count_delegated(delegated)
     return result
 
@@ -105,11 +116,18 @@ def sanitize_keys(obj, no_log_strings, ignore_keys=frozenset()):
         return original_sanitize_keys(obj, no_log_strings, ignore_keys)
     strings = _ordered(no_log_strings)
     matcher = _matcher(strings)
-    if matcher is None:
-        _counters.fallback(PATH, "no_log value of a str type with its own __eq__ or __hash__")
+    if isinstance(matcher, str):
+        _counters.fallback(PATH, matcher)
         return original_sanitize_keys(obj, strings, ignore_keys)
+    try:
+        result, delegated = _native.sanitize_keys_walk(obj, matcher, strings, ignore_keys, _CONTEXT)
+    except _native.NoLogInternalError:
+        _counters.fallback(PATH, _INTERNAL_ERROR)
+        return original_sanitize_keys(obj, strings, ignore_keys)
+    except BaseException:
+        _counters.native(PATH)  # ansible-core's own error, raised natively
+        raise
     _counters.native(PATH)
-    result, delegated = _native.sanitize_keys_walk(obj, matcher, strings, ignore_keys, _CONTEXT)
     _count_delegated(delegated)
     return result
 
@@ -130,8 +148,12 @@ def heuristic_log_sanitize(data, no_log_values=None):
     if not (isinstance(data, str) and _scans_as_str(data)):
         _counters.fallback(PATH, "text of a str type with its own search or slicing")
         return original_heuristic_log_sanitize(data, no_log_values)
+    try:
+        output = _native.heuristic_scan_text(data)
+    except _native.NoLogInternalError:
+        _counters.fallback(PATH, _INTERNAL_ERROR)
+        return original_heuristic_log_sanitize(data, no_log_values)
     _counters.native(PATH)
-    output = _native.heuristic_scan_text(data)
     if output is None:
         output = data[0 : len(data)]  # ansible-core returns this slice: the same object for a str
     if no_log_values:

@@ -68,18 +68,39 @@ def build_zip(
     to this user and run where deflated entries are shared with other processes (see
     :func:`private_cache_dir`).
     """
-    if compression in _NATIVE_METHODS and (compression == ZIP_STORED or native_zlib_matches()):
-        return _native.payload_build_zip(entries, date_time, compression, cache_dir)
+    if compression in _NATIVE_METHODS and (compression == ZIP_STORED or native_zlib_matches()) and _native_date(date_time):
+        entries = list(entries)
+        try:
+            return _native.payload_build_zip(entries, date_time, compression, cache_dir)
+        except _native.PayloadInternalError:
+            # A failure of the native writer (a bug): zipfile writes the archive instead, and
+            # has warned about duplicate names already.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return _zipfile_archive(entries, date_time, compression)
     zipfile._check_compression(compression)  # zipfile's own error for unknown methods
+    return _zipfile_archive(entries, date_time, compression)
+
+
+def _zipfile_archive(entries: t.Iterable[tuple[str, t.Any]], date_time: t.Sequence[int], compression: int) -> bytes:
     buffer = io.BytesIO()
     archive: PayloadZipFile | zipfile.ZipFile
-    archive = PayloadZipFile(buffer, compression) if compression in _NATIVE_METHODS else zipfile.ZipFile(buffer, "w", compression)
+    archive = PayloadZipFile(buffer, compression) if compression in _NATIVE_METHODS and _native_date(date_time) else zipfile.ZipFile(buffer, "w", compression)
     for name, data in entries:
         info = zipfile.ZipInfo(filename=name, date_time=tuple(date_time))
         info.compress_type = compression
         archive.writestr(info, data)
     archive.close()
     return buffer.getvalue()
+
+
+def _native_date(date_time: t.Any) -> bool:
+    """False for a date with an int part beyond 64 bits, which the native writer cannot take
+    and zipfile only fails on (with its own error) once an entry uses it: zipfile writes those."""
+    try:
+        return not any(type(p) is int and not -(1 << 63) <= p < 1 << 63 for p in date_time)
+    except TypeError:
+        return True  # not iterable: the native writer's own clear error
 
 
 def cache_stats() -> dict[str, int]:
@@ -193,7 +214,7 @@ class PayloadZipFile:
         if compresslevel is not None:
             zinfo._compresslevel = compresslevel
         zinfo.file_size = len(data)
-        if zinfo.compress_type not in _NATIVE_METHODS or not isinstance(data, (bytes, bytearray)):
+        if zinfo.compress_type not in _NATIVE_METHODS or not isinstance(data, (bytes, bytearray)) or not _native_date(zinfo.date_time):
             self.hand_over().writestr(zinfo, data)
             return None
         if zinfo.filename in self.NameToInfo:
@@ -203,14 +224,22 @@ class PayloadZipFile:
             precompressed = _interpreter_deflate(data, zinfo._compresslevel)
         zinfo.compress_size = 0
         zinfo.CRC = 0
-        (
-            zinfo.header_offset, zinfo.CRC, zinfo.compress_size, zinfo.file_size,
-            _flag_bits_written, zinfo.external_attr, zinfo.create_version, zinfo.extract_version,
-        ) = self._writer.add(
-            zinfo.filename, zinfo.date_time, zinfo.compress_type, zinfo.create_system,
-            zinfo.create_version, zinfo.extract_version, zinfo.reserved, zinfo.internal_attr,
-            zinfo.external_attr, zinfo.extra, zinfo.comment, data, precompressed,
-        )  # fmt: skip
+        try:
+            (
+                zinfo.header_offset, zinfo.CRC, zinfo.compress_size, zinfo.file_size,
+                _flag_bits_written, zinfo.external_attr, zinfo.create_version, zinfo.extract_version,
+            ) = self._writer.add(
+                zinfo.filename, zinfo.date_time, zinfo.compress_type, zinfo.create_system,
+                zinfo.create_version, zinfo.extract_version, zinfo.reserved, zinfo.internal_attr,
+                zinfo.external_attr, zinfo.extra, zinfo.comment, data, precompressed,
+            )  # fmt: skip
+        except _native.PayloadInternalError:
+            # A failure of the native writer (a bug): zipfile carries on from the entries
+            # kept here, so nothing written so far is lost.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # duplicates were warned about already
+                self.hand_over().writestr(zinfo, data)
+            return None
         zinfo.flag_bits = 0  # zipfile keeps the UTF-8 name flag out of the ZipInfo
         self.filelist.append(zinfo)
         self.NameToInfo[zinfo.filename] = zinfo
@@ -224,8 +253,13 @@ class PayloadZipFile:
             return
         if self.fp is None:
             return
+        try:
+            archive = self._writer.finish(self._comment)
+        except _native.PayloadInternalError:
+            self.hand_over().close()  # zipfile writes the archive from the entries kept here
+            self.fp = None
+            return
         fp, self.fp = self.fp, None
-        archive = self._writer.finish(self._comment)
         self._data.clear()
         fp.write(archive)
         fp.flush()

@@ -11,6 +11,8 @@ mod spec;
 mod suboptions;
 mod validate;
 mod value;
+#[cfg(test)]
+mod proptests;
 
 pub use spec::{CompiledSpec, OptionInput, OptionSpec, SpecInput, TypeKind};
 pub use validate::{Context, ErrorKind, Outcome};

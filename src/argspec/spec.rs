@@ -302,7 +302,11 @@ fn compile_option(
         no_log,
         fallback: fields.contains_key("fallback"),
         removal: removal(fields)?,
-        deprecated_aliases: deprecated_aliases(plain(fields, "deprecated_aliases")?)?,
+        deprecated_aliases: match fields.get("deprecated_aliases") {
+            // ansible-core iterates a present value: None is its AliasError (found by fuzzing)
+            Some(Some(Value::None)) => return Err(Unhandled("spec: deprecated_aliases is None")),
+            _ => deprecated_aliases(plain(fields, "deprecated_aliases")?)?,
+        },
         sub: sub_options(&given, kind, elements, depth)?,
     })
 }

@@ -16,6 +16,8 @@ mod walk;
 mod warnings;
 
 #[cfg(test)]
+mod proptests;
+#[cfg(test)]
 mod tests;
 
 use std::collections::BTreeSet;
@@ -65,7 +67,7 @@ pub enum Fallback {
     InvalidUtf8,
     /// A coding declaration other than UTF-8: CPython would decode with another codec.
     CodingDeclaration,
-    /// A BOM in text input, whose handling by compile() we do not mirror.
+    /// A U+FEFF (BOM) that compile() would not skip: in text input, or after the first in bytes.
     TextBom,
     /// The parser found a syntax error.
     SyntaxError,

@@ -21,7 +21,8 @@ impl<'a> Source<'a> {
             Source::Text(text) => {
                 if text.contains('\0') {
                     Err(Fallback::NulByte)
-                } else if text.starts_with('\u{feff}') {
+                } else if text.contains('\u{feff}') {
+                    // compile() refuses a U+FEFF outside literals; the parser takes it as space.
                     Err(Fallback::TextBom)
                 } else {
                     Ok(text)
@@ -39,7 +40,13 @@ fn decode_bytes(bytes: &[u8]) -> Result<&str, Fallback> {
     if declares_other_coding(body) {
         return Err(Fallback::CodingDeclaration);
     }
-    std::str::from_utf8(body).map_err(|_| Fallback::InvalidUtf8)
+    let text = std::str::from_utf8(body).map_err(|_| Fallback::InvalidUtf8)?;
+    // Only the first BOM is compile()'s; any other U+FEFF outside literals is its SyntaxError,
+    // and the parser takes it as space.
+    if text.contains('\u{feff}') {
+        return Err(Fallback::TextBom);
+    }
+    Ok(text)
 }
 
 /// True when the first two lines hold anything that could be a PEP 263 declaration naming

@@ -137,4 +137,6 @@ impl SecretRegistry {
 }
 
 #[cfg(test)]
+mod proptests;
+#[cfg(test)]
 mod tests;

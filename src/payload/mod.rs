@@ -16,6 +16,8 @@ mod entry;
 mod writer;
 
 #[cfg(test)]
+mod proptests;
+#[cfg(test)]
 mod tests;
 
 pub use deflate::{compress_entry, deflate_raw, Compressed};

@@ -16,7 +16,15 @@ use crate::payload::{
     self, DiskCache, EntryInfo, ExtraStripStyle, Limits, Method, WrittenEntry, ZipError,
 };
 
+pyo3::create_exception!(
+    ansible_accel._native,
+    PayloadInternalError,
+    PyRuntimeError,
+    "An internal failure of the native zip writer: the caller has zipfile write the archive."
+);
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("PayloadInternalError", m.py().get_type::<PayloadInternalError>())?;
     m.add_function(wrap_pyfunction!(payload_build_zip, m)?)?;
     m.add_function(wrap_pyfunction!(payload_deflate, m)?)?;
     m.add_function(wrap_pyfunction!(payload_cache_stats, m)?)?;
@@ -129,7 +137,7 @@ fn without_gil<T: Send>(
     match py.detach(|| catch_unwind(AssertUnwindSafe(work))) {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(err)) => Err(raise(py, err)),
-        Err(_) => Err(PyRuntimeError::new_err(
+        Err(_) => Err(PayloadInternalError::new_err(
             "internal error in ansible_accel's zip writer (a bug: please report it)",
         )),
     }
@@ -158,6 +166,7 @@ fn payload_build_zip(
     let method = method_from(compression)?;
     let mut items: Vec<(String, Data)> = Vec::new();
     let mut seen: HashSet<String> = HashSet::new();
+    let mut unencodable: Option<PyErr> = None;
     for item in entries.try_iter()? {
         let item = item?;
         let pair = item
@@ -170,20 +179,32 @@ fn payload_build_zip(
             )));
         }
         let name_obj = pair.get_item(0)?;
-        let name = name_obj
-            .cast::<PyString>()
-            .map_err(|_| {
-                PyTypeError::new_err(format!(
-                    "entry name must be str, not {}",
-                    name_obj
-                        .get_type()
-                        .name()
-                        .map(|n| n.to_string())
-                        .unwrap_or_default()
-                ))
-            })?
-            .to_str()?;
-        let name = payload::sanitize_name(name).to_owned();
+        // zipfile's ZipInfo refuses the date before the name is ever encoded.
+        if date_time[0] < 1980 {
+            return Err(raise(py, ZipError::TimestampBefore1980));
+        }
+        let name_str = name_obj.cast::<PyString>().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "entry name must be str, not {}",
+                name_obj
+                    .get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default()
+            ))
+        })?;
+        let name = match name_str.to_str() {
+            Ok(name) => payload::sanitize_name(name).to_owned(),
+            // ZipInfo cuts the name at its first NUL before it is encoded; what is left may
+            // still not encode, which zipfile finds only once the entries before are written.
+            Err(_) => match name_str.call_method1("partition", ("\0",))?.get_item(0)?.cast_into::<PyString>()?.to_str() {
+                Ok(name) => name.to_owned(),
+                Err(err) => {
+                    unencodable = Some(err);
+                    break;
+                }
+            },
+        };
         if !seen.insert(name.clone()) {
             warn_duplicate(py, &name, 2)?;
         }
@@ -197,6 +218,9 @@ fn payload_build_zip(
         }
         writer.finish(b"", ExtraStripStyle::Splitting)
     })?;
+    if let Some(err) = unencodable {
+        return Err(err);
+    }
     Ok(PyBytes::new(py, &archive).unbind())
 }
 

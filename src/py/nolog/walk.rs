@@ -16,7 +16,7 @@ use pyo3::types::{
     PyBool, PyBytes, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple,
 };
 
-use super::NoLogMatcher;
+use super::{guarded, NoLogMatcher};
 use crate::nolog::Scrubbed;
 use crate::py::masking::{str_from, text_bytes};
 
@@ -82,12 +82,14 @@ pub fn remove_values_walk<'py>(
     no_log_strings: &Bound<'py, PyAny>,
     ctx: &NoLogContext,
 ) -> PyResult<(Bound<'py, PyAny>, usize)> {
-    let mut walk = Walk::new(value.py(), matcher, no_log_strings, ctx);
-    let result = walk.value_scrubbed(value)?;
-    while let Some((old, new)) = walk.queue.pop_front() {
-        walk.fill_scrubbed(&old, &new)?;
-    }
-    Ok((result, walk.delegated))
+    guarded(|| {
+        let mut walk = Walk::new(value.py(), matcher, no_log_strings, ctx);
+        let result = walk.value_scrubbed(value)?;
+        while let Some((old, new)) = walk.queue.pop_front() {
+            walk.fill_scrubbed(&old, &new)?;
+        }
+        Ok((result, walk.delegated))
+    })
 }
 
 /// `sanitize_keys(obj, no_log_strings, ignore_keys)` once `no_log_strings` is sorted and compiled.
@@ -99,12 +101,14 @@ pub fn sanitize_keys_walk<'py>(
     ignore_keys: &Bound<'py, PyAny>,
     ctx: &NoLogContext,
 ) -> PyResult<(Bound<'py, PyAny>, usize)> {
-    let mut walk = Walk::new(obj.py(), matcher, no_log_strings, ctx);
-    let result = walk.value_copied(obj)?;
-    while let Some((old, new)) = walk.queue.pop_front() {
-        walk.fill_keys_scrubbed(&old, &new, ignore_keys)?;
-    }
-    Ok((result, walk.delegated))
+    guarded(|| {
+        let mut walk = Walk::new(obj.py(), matcher, no_log_strings, ctx);
+        let result = walk.value_copied(obj)?;
+        while let Some((old, new)) = walk.queue.pop_front() {
+            walk.fill_keys_scrubbed(&old, &new, ignore_keys)?;
+        }
+        Ok((result, walk.delegated))
+    })
 }
 
 impl<'a, 'py> Walk<'a, 'py> {

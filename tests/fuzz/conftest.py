@@ -1,0 +1,46 @@
+"""Differential fuzzing against the installed ansible-core: shared settings and case counts.
+
+``ANSIBLE_ACCEL_FUZZ_EXAMPLES=N`` (set by ``make fuzz``) runs N random cases per engine's main
+test; without it (``make test``) each test runs a small derandomized (seeded) subset.  Every
+generated case is counted per engine and the counts are printed at the end of the session (and
+appended as JSON lines to ``ANSIBLE_ACCEL_FUZZ_REPORT`` when that is set).
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import sys
+
+from hypothesis import HealthCheck, settings
+
+EXAMPLES = int(os.environ.get("ANSIBLE_ACCEL_FUZZ_EXAMPLES") or 0)
+QUICK_EXAMPLES = 40
+
+#: engine -> generated cases run, and engine -> (difference kind -> count) for counted fallbacks
+CASES: collections.Counter[str] = collections.Counter()
+FALLBACKS: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
+
+
+def fuzz_settings(share: float = 1.0, quick: int = QUICK_EXAMPLES) -> settings:
+    """Hypothesis settings: ``share`` of the fuzz budget, or ``quick`` seeded examples."""
+    common = dict(deadline=None, database=None, suppress_health_check=list(HealthCheck), print_blob=True)
+    if EXAMPLES:
+        return settings(max_examples=max(1, int(EXAMPLES * share)), **common)
+    return settings(max_examples=quick, derandomize=True, **common)
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not CASES:
+        return
+    python = f"py{sys.version_info.major}{sys.version_info.minor}"
+    terminalreporter.section("fuzz cases run")
+    for engine, count in sorted(CASES.items()):
+        extra = dict(FALLBACKS.get(engine, {}))
+        terminalreporter.write_line(f"{python} {engine}: {count} cases" + (f"; native fallbacks: {extra}" if extra else ""))
+    report = os.environ.get("ANSIBLE_ACCEL_FUZZ_REPORT")
+    if report:
+        with open(report, "a", encoding="utf-8") as out:
+            for engine, count in sorted(CASES.items()):
+                out.write(json.dumps({"python": python, "engine": engine, "cases": count, "fallbacks": dict(FALLBACKS.get(engine, {}))}) + "\n")

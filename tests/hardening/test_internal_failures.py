@@ -1,0 +1,118 @@
+"""An internal failure of a native engine (a Rust panic, caught at the pyo3 boundary and raised
+as the engine's internal-error exception) never reaches the caller as such: the Python side
+answers with ansible-core's own code (or zipfile's), counted as a fallback where it is
+counted.  A real panic cannot be provoked from Python, so the entry points are replaced by
+ones raising exactly what the guard raises."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+import pytest
+
+from ansible_accel import _counters, _native, argspec, payload, secrets
+
+ENTRIES = [("a.py", b"print(1)\n" * 300), ("b/c.py", b"x = 2\n"), ("a.py", b"again")]
+WHEN = (2024, 5, 6, 7, 8, 10)
+
+
+def _zipfile(entries, compression):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression) as archive:
+        for name, data in entries:
+            info = zipfile.ZipInfo(name, WHEN)
+            info.compress_type = compression
+            archive.writestr(info, data)
+    return buffer.getvalue()
+
+
+def _failing(*args, **kwargs):
+    raise _native.PayloadInternalError("internal error in ansible_accel's zip writer (a bug: please report it)")
+
+
+@pytest.mark.parametrize("compression", [zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED])
+def test_build_zip_internal_failure_gives_zipfile_bytes(monkeypatch, compression):
+    monkeypatch.setattr(_native, "payload_build_zip", _failing)
+    assert payload.build_zip(ENTRIES[:2], WHEN, compression) == _zipfile(ENTRIES[:2], compression)
+
+
+class _WriterFailingAt:
+    """The native writer, failing at its ``n``-th ``add`` (or at ``finish`` when n is None)."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __call__(self, *args):
+        real = _RealWriter(*args)
+        fail_at = self.n
+
+        class Writer:
+            calls = 0
+
+            def add(self, *a):
+                Writer.calls += 1
+                if fail_at is not None and Writer.calls == fail_at:
+                    _failing()
+                return real.add(*a)
+
+            def finish(self, comment):
+                if fail_at is None:
+                    _failing()
+                return real.finish(comment)
+
+        return Writer()
+
+
+_RealWriter = _native.PayloadZipWriter
+
+
+@pytest.mark.parametrize("fail_at", [1, 2, None])
+def test_payload_zipfile_internal_failure_hands_over_to_zipfile(monkeypatch, fail_at):
+    monkeypatch.setattr(_native, "PayloadZipWriter", _WriterFailingAt(fail_at))
+    entries = ENTRIES[:2]
+    buffer = io.BytesIO()
+    archive = payload.PayloadZipFile(buffer, zipfile.ZIP_DEFLATED)
+    for name, data in entries:
+        info = zipfile.ZipInfo(name, WHEN)
+        info.compress_type = zipfile.ZIP_DEFLATED
+        archive.writestr(info, data)
+    archive.close()
+    assert buffer.getvalue() == _zipfile(entries, zipfile.ZIP_DEFLATED)
+    assert archive._delegate is not None  # zipfile finished the archive
+
+
+def test_argspec_internal_failure_is_a_counted_fallback(accel, monkeypatch):
+    from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+
+    def broken(*args):
+        raise RuntimeError("internal error in native argspec compile")
+
+    monkeypatch.setattr(argspec._native, "argspec_compile", broken)
+    spec = {"n": {"type": "int"}}
+    before = _counters.snapshot()["argspec"]
+    result = ArgumentSpecValidator(spec).validate({"n": "3"})
+    assert result.validated_parameters == {"n": 3} and not result.error_messages
+    after = _counters.snapshot()["argspec"]
+    assert after["native"] == before["native"]
+    assert "spec: native compile error" in repr(after)
+
+
+def test_masking_internal_failure_reveals_nothing():
+    masker = secrets.SecretMasker()
+    masker.register_secret_text("hunter2")
+
+    class Broken:
+        def is_empty(self):
+            return False
+
+        def mask(self, value, placeholder):
+            raise RuntimeError("secret masking failed")  # what the glue raises for a panic
+
+    masker._registry = Broken()
+    for call in (lambda: masker.mask_string("my hunter2"), lambda: secrets.mask_object_with(masker, {"k": "my hunter2"}, "#", None)):
+        with pytest.raises(secrets.AnsibleSecretMaskError) as caught:
+            call()
+        assert str(caught.value) == "secret masking failed"
+        assert caught.value.__cause__ is None and caught.value.__context__ is None
+        assert "hunter2" not in repr(caught.value.args)
