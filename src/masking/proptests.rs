@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 
-use super::{merge_spans, SecretMatcher, SecretRegistry};
+use super::{merge_spans, Searchable, SecretMatcher, SecretRegistry};
 
 /// Every (start, end) where some form occurs in `text`, sorted, each once.
 fn naive_spans(forms: &[Vec<u8>], text: &[u8]) -> Vec<(usize, usize)> {
@@ -42,8 +42,11 @@ fn naive_mask(forms: &[Vec<u8>], text: &[u8], placeholder: &[u8]) -> Vec<u8> {
 
 /// Text over a small alphabet (multi-byte characters included) so forms really occur.
 fn text(max: usize) -> impl Strategy<Value = String> {
-    proptest::collection::vec(prop_oneof!["a", "b", "ab", "é", "\u{1F600}", " ", "\""], 0..max)
-        .prop_map(|parts| parts.concat())
+    proptest::collection::vec(
+        prop_oneof!["a", "b", "ab", "é", "\u{1F600}", " ", "\""],
+        0..max,
+    )
+    .prop_map(|parts| parts.concat())
 }
 
 fn forms() -> impl Strategy<Value = Vec<Vec<u8>>> {
