@@ -26,14 +26,14 @@ import inspect
 import os
 import pathlib
 import threading
-import time
 import typing as t
 
 from .. import _counters, _native
-import importlib.machinery
-
 from .._activation import Patch, Unavailable, core_minor
 from ..finder import EVERY_LISTED_NODE, POSITIONED_NODES
+from . import _finder_closure as closure_memo
+from . import _finder_locate as locate_memo
+from ._finder_locate import _located  # noqa: F401 - the location memo, looked at by tests
 
 PATH = "finder"
 
@@ -69,8 +69,11 @@ os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def clear_cache() -> None:
+    """Forget every scan, location and closure this process remembers."""
     with _cache_lock:
         _cache.clear()
+    locate_memo.clear()
+    closure_memo.clear()
 
 
 class _Walk:
@@ -180,163 +183,6 @@ def _always_required(mc: t.Any, profile: str, extension_manager: t.Any) -> list:
     return required
 
 
-# --- where legacy module_utils live, remembered ---------------------------------------------
-#
-# Locating is most of a warm walk: every `from ansible.module_utils.x import name` makes a
-# LegacyModuleUtilLocator probe the search path for `x.name`, look up plugin routing for it,
-# then probe for `x`.  Only answers with no side effects are remembered: a .py file found on
-# disk, with no redirect and no routing entry for a name tried before it (those emit
-# deprecations, so they always run ansible-core's locator).  A remembered answer is used only
-# while every directory searched still has the same stat stamp (an entry added, removed or
-# renamed changes it; stamps too close to "now" to be trusted are never remembered) and the
-# routing is still absent; the file itself is read afresh each walk, so its content is never
-# remembered here.
-
-# stamps within this many ns of "now" may share a clock tick with a later change
-_RACY_NS = 2_000_000_000
-
-
-class _Located(t.NamedTuple):
-    fq_name_parts: tuple[str, ...]
-    output_path: str
-    is_package: bool
-    path: str
-    skipped_remainders: tuple[str, ...]  # routing keys that must stay absent
-    dir_stamps: tuple[tuple[str, t.Any], ...]
-
-
-_located: dict[tuple, _Located] = {}
-
-
-def _stamp(path: str) -> t.Any:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
-
-
-class _WalkChecks:
-    """Stat stamps and routing answers, looked up once per walk."""
-
-    def __init__(self, mc: t.Any) -> None:
-        self.mc = mc
-        self.stamps: dict[str, t.Any] = {}
-        self.routing: dict[str, bool] = {}
-        self._metadata: t.Any = None
-
-    def stamp(self, path: str) -> t.Any:
-        if path not in self.stamps:
-            self.stamps[path] = _stamp(path)
-        return self.stamps[path]
-
-    def unrouted(self, remainder: str) -> bool:
-        """True when ansible.builtin has no module_utils routing entry for ``remainder``."""
-        if remainder not in self.routing:
-            mc = self.mc
-            try:
-                if self._metadata is None:
-                    self._metadata = mc._get_collection_metadata('ansible.builtin')
-                self.routing[remainder] = not mc._nested_dict_get(self._metadata, ['plugin_routing', 'module_utils', remainder])
-            except Exception:  # noqa: BLE001 - ansible-core's locator will raise or decide
-                self.routing[remainder] = False
-        return self.routing[remainder]
-
-
-class _RememberedLocation:
-    """What recursive_finder reads from a locator, for a remembered location."""
-
-    found = True
-    redirected = False
-
-    def __init__(self, mc: t.Any, located: _Located) -> None:
-        self._mc = mc
-        self._path = located.path
-        self._source = None
-        self.fq_name_parts = located.fq_name_parts
-        self.output_path = located.output_path
-        self.is_package = located.is_package
-
-    @property
-    def source_code(self) -> t.Any:
-        if self._source is None:  # read as the locator reads, and only if the walk needs it
-            self._source = self._mc.Origin(path=self._path).tag(self._mc._slurp(self._path))
-        return self._source
-
-
-def _searched_dirs(candidate: tuple[str, ...], module_utils_paths: list[str]) -> list[str]:
-    relative = candidate[2:]
-    if len(relative) == 1:
-        return list(module_utils_paths)
-    return [os.path.join(p, *relative[:-1]) for p in module_utils_paths]
-
-
-def _legacy_locator(mc: t.Any, entry: t.Any, module_utils_paths: list[str], checks: _WalkChecks) -> t.Any:
-    locator_type = mc.LegacyModuleUtilLocator
-    key = (locator_type, entry.name_parts, entry.is_ambiguous, entry.child_is_redirected, tuple(module_utils_paths))
-    located = _located.get(key)
-    if located is not None:
-        if all(checks.stamp(d) == s for d, s in located.dir_stamps) and all(
-                checks.unrouted(r) for r in located.skipped_remainders):
-            _counters.extra(PATH, "location_memo_hit")
-            return _RememberedLocation(mc, located)
-        with _cache_lock:
-            _located.pop(key, None)
-    # Stamp what the locator may search *before* it searches: a change after this point then
-    # shows as a different stamp next time, never as a stale answer.
-    parts = entry.name_parts
-    possible = [parts, parts[:-1], ('ansible', 'module_utils', 'six')]
-    for candidate in possible:
-        if len(candidate) > 2:
-            for directory in _searched_dirs(candidate, module_utils_paths):
-                checks.stamp(directory)
-    info = locator_type(parts, is_ambiguous=entry.is_ambiguous, mu_paths=module_utils_paths,
-                        child_is_redirected=entry.child_is_redirected)
-    if type(info) is locator_type:
-        _remember(key, info, module_utils_paths, checks)
-    return info
-
-
-def _remember(key: tuple, info: t.Any, module_utils_paths: list[str], checks: _WalkChecks) -> None:
-    spec = getattr(info, '_info', None)
-    if not info.found or info.redirected or spec is None or spec.origin is None:
-        return
-    if os.path.splitext(spec.origin)[1] not in importlib.machinery.SOURCE_SUFFIXES:
-        return
-    candidates = list(info.candidate_names)
-    if info.fq_name_parts not in candidates[:2]:
-        return
-    tried = candidates[:candidates.index(info.fq_name_parts) + 1]
-    skipped = tuple('.'.join(c[2:]) for c in tried[:-1])
-    if not all(checks.unrouted(r) for r in skipped):
-        return
-    dirs = [d for c in tried for d in _searched_dirs(c, module_utils_paths)]
-    if not all(d in checks.stamps for d in dirs):
-        return
-    # the file's own stamp too: a permission change must reach ansible-core's locator
-    stamps = tuple((d, checks.stamps[d]) for d in dirs) + ((spec.origin, checks.stamp(spec.origin)),)
-    trusted_before = time.time_ns() - _RACY_NS
-    if any(s is not None and max(s[2], s[3]) > trusted_before for _, s in stamps):
-        return
-    located = _Located(tuple(info.fq_name_parts), info.output_path, info.is_package, spec.origin, skipped, stamps)
-    with _cache_lock:
-        if len(_located) >= _CACHE_LIMIT:
-            _located.clear()
-        _located[key] = located
-
-
-def _locate(mc: t.Any, entry: t.Any, module_utils_paths: list[str], checks: _WalkChecks) -> t.Any:
-    """The locator for ``entry``, or None (after ansible-core's warning) for other names."""
-    parts = entry.name_parts
-    if parts[0:2] == ('ansible', 'module_utils'):
-        return _legacy_locator(mc, entry, module_utils_paths, checks)
-    if parts[0] == 'ansible_collections':
-        return mc.CollectionModuleUtilLocator(parts, is_ambiguous=entry.is_ambiguous,
-                                              child_is_redirected=entry.child_is_redirected, is_optional=entry.is_optional)
-    mc.display.warning('ModuleDepFinder improperly found a non-module_utils import %s' % [parts])
-    return None
-
-
 def _module_utils_paths(mc: t.Any) -> list[str]:
     paths = [p for p in mc.module_utils_loader._get_paths(subdirs=False) if os.path.isdir(p)]
     paths.append(mc._MODULE_UTILS_PATH)
@@ -361,10 +207,13 @@ def _entry_fields(entry: t.Any) -> tuple:
 
 
 def _walk_module_utils(walk: _Walk, module_fqn: str, pending: list, found: dict, embeds: set | None,
-                       module_utils_paths: list[str]) -> None:
-    """Locate and scan every module_util reachable from ``pending``, into ``found``."""
+                       module_utils_paths: list[str], recorder: closure_memo.Recorder | None) -> None:
+    """Locate and scan every module_util reachable from ``pending``, into ``found``; what the
+    walk depended on goes to ``recorder``."""
     mc = walk.mc
-    checks = _WalkChecks(mc)
+    checks = locate_memo.WalkChecks(mc)
+    if recorder is not None:
+        recorder.checks = checks
     # ansible-core sorts its list and takes the first entry each round; a heap of the same
     # field tuples pops the very same entry (equal tuples are identical entries), cheaper.
     pending = [_Entry(*_entry_fields(e)) for e in pending]
@@ -373,7 +222,9 @@ def _walk_module_utils(walk: _Walk, module_fqn: str, pending: list, found: dict,
         entry = heapq.heappop(pending)
         if entry.name_parts in found:
             continue
-        info = _locate(mc, entry, module_utils_paths, checks)
+        info, located = locate_memo.locate(mc, entry, module_utils_paths, checks)
+        if recorder is not None:
+            recorder.located(located)
         if info is None:
             continue
         if not info.found:
@@ -384,6 +235,10 @@ def _walk_module_utils(walk: _Walk, module_fqn: str, pending: list, found: dict,
         if info.fq_name_parts in found:
             continue
         scan = _scan_module_util(walk, '.'.join(info.fq_name_parts), info.source_code, info.is_package)
+        if recorder is not None:
+            if type(scan) is not _Scan:
+                recorder.ok = False
+            recorder.found(info.fq_name_parts, info.output_path, info.source_code)
         if embeds is not None:
             embeds.update(scan.embeds)
         for m in scan.submodules:
@@ -409,9 +264,23 @@ def _start(walk: _Walk, name: str, module_fqn: str, module_data: t.Any, extensio
         embeds = finder.embeds.copy() if isinstance(finder.embeds, set) else set()
     if not isinstance(metadata, mc.ModuleMetadataV1):
         raise NotImplementedError()
+    memo_key = None
+    if type(finder) is _Scan and not embeds:
+        memo_key = closure_memo.key(name, module_fqn, module_data, module_utils_paths, metadata.serialization_profile,
+                                    extension_manager)
+    if memo_key is not None:
+        closure = closure_memo.lookup(mc, memo_key, mc._get_collection_metadata)
+        if closure is not None:
+            _counters.extra(PATH, "closure_memo_hit")
+            for parts, output_path, source in closure.files:
+                found[parts] = (source, output_path)
+            return found, metadata, embeds
+    recorder = closure_memo.Recorder(mc) if memo_key is not None else None
     pending = [mc._ModuleUtilsProcessEntry(m, True, False, is_optional=m in finder.optional_imports) for m in finder.submodules]
     pending.extend(_always_required(mc, metadata.serialization_profile, extension_manager))
-    _walk_module_utils(walk, module_fqn, pending, found, embeds, module_utils_paths)
+    _walk_module_utils(walk, module_fqn, pending, found, embeds, module_utils_paths, recorder)
+    if recorder is not None and not embeds:
+        recorder.store(memo_key, recorder.checks.collection_metadata)
     return found, metadata, embeds
 
 
@@ -557,5 +426,3 @@ def after_install() -> None:
 def before_uninstall() -> None:
     wait_for_prewarm()
     clear_cache()
-    with _cache_lock:
-        _located.clear()
