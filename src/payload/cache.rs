@@ -11,8 +11,10 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// Below this, zlib is about as quick as a lookup.
-const SMALLEST_CACHED: usize = 1024;
+/// Every entry is cached, however small: zlib's set-up alone (deflateInit allocates and
+/// clears some 256 KiB of state) costs more than a lookup, and payloads hold many tiny
+/// package `__init__.py` files.
+const SMALLEST_CACHED: usize = 0;
 /// What the cache may hold (data and deflated bytes together).
 const DEFAULT_BUDGET: usize = 64 << 20;
 

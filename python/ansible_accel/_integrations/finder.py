@@ -85,6 +85,8 @@ class _Walk:
         # 2.21+ ModuleDepFinder takes the source and compiles it; 2.19/2.20 take a tree.
         self.finder_takes_source = minor >= 21
         self.has_embeds = minor >= 21
+        # ansible-core's own _make_zinfo, whose ZipInfo the batch write reproduces
+        self.make_zinfo = mc._make_zinfo
 
 
 def _scan(walk: _Walk, module_fqn: str, source: bytes | str, is_pkg_init: bool, *, event: str | None = None) -> _Scan | None:
@@ -289,14 +291,46 @@ def _note_source_mapping(mc: t.Any, extension_manager: t.Any, source_code: t.Any
         extension_manager.source_mapping[origin.path] = file_name
 
 
+def _write_found(walk: _Walk, found: dict, zf: t.Any, date_time: t.Any, extension_manager: t.Any,
+                 written: set[str] | None) -> None:
+    """Every found file into ``zf``, with ansible-core's messages and source mapping in its
+    order (2.19/2.20 write, map, then say; 2.21+ say, write, map).  Into the payload path's
+    writer (with ansible-core's own ``_make_zinfo``) the ZipInfo objects are made as
+    ``_make_zinfo`` makes them, then written in one native call."""
+    mc = walk.mc
+    many = getattr(zf, 'writestr_many', None) if mc._make_zinfo is walk.make_zinfo else None
+    say = mc.display.vvvvv
+    if many is None:
+        for source_code, file_name in found.values():
+            if walk.has_embeds:
+                say("Including module_utils file %s" % mc.to_text(file_name, errors='surrogate_or_strict'))
+            zf.writestr(mc._make_zinfo(file_name, date_time, zf=zf), source_code)
+            if written is not None:
+                written.add(file_name)
+            _note_source_mapping(mc, extension_manager, source_code, file_name)
+            if not walk.has_embeds:
+                say("Including module_utils file %s" % mc.to_text(file_name, errors='surrogate_or_strict'))
+        return
+    zip_info, fields, compression = mc.zipfile.ZipInfo, date_time.utctimetuple()[:6], zf.compression
+    items = []
+    for source_code, file_name in found.values():
+        if walk.has_embeds:
+            say("Including module_utils file %s" % mc.to_text(file_name, errors='surrogate_or_strict'))
+        zinfo = zip_info(filename=file_name, date_time=fields)
+        zinfo.compress_type = compression
+        items.append((zinfo, source_code))
+        if written is not None:
+            written.add(file_name)
+        _note_source_mapping(mc, extension_manager, source_code, file_name)
+        if not walk.has_embeds:
+            say("Including module_utils file %s" % mc.to_text(file_name, errors='surrogate_or_strict'))
+    many(items)
+
+
 def _recursive_finder_2_19(walk: _Walk):
     def recursive_finder(name, module_fqn, module_data, zf, date_time, extension_manager):
-        mc = walk.mc
         found, metadata, _ = _start(walk, name, module_fqn, module_data, extension_manager)
-        for source_code, file_name in found.values():
-            zf.writestr(mc._make_zinfo(file_name, date_time, zf=zf), source_code)
-            _note_source_mapping(mc, extension_manager, source_code, file_name)
-            mc.display.vvvvv("Including module_utils file %s" % mc.to_text(file_name, errors='surrogate_or_strict'))
+        _write_found(walk, found, zf, date_time, extension_manager, None)
         return metadata
 
     return recursive_finder
@@ -307,11 +341,7 @@ def _recursive_finder_2_21(walk: _Walk):
         mc = walk.mc
         found, metadata, embeds = _start(walk, name, module_fqn, module_data, extension_manager)
         written: set[str] = set()
-        for source_code, file_name in found.values():
-            mc.display.vvvvv("Including module_utils file %s" % mc.to_text(file_name, errors='surrogate_or_strict'))
-            zf.writestr(mc._make_zinfo(file_name, date_time, zf=zf), source_code)
-            written.add(file_name)
-            _note_source_mapping(mc, extension_manager, source_code, file_name)
+        _write_found(walk, found, zf, date_time, extension_manager, written)
         if embeds:
             _write_embeds(mc, embeds, zf, date_time, written)
         return metadata
@@ -403,6 +433,10 @@ def _prewarm(walk: _Walk) -> None:
         except OSError:
             continue
         _scan(walk, ".".join(parts[:-1] if is_pkg_init else parts), source, is_pkg_init, event="prewarm_scan")
+    # the payload writer's one-off check of the native zlib, answered once for every worker
+    from ..payload import native_zlib_matches
+
+    native_zlib_matches()
 
 
 def wait_for_prewarm() -> None:
