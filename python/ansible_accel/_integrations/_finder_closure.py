@@ -21,8 +21,11 @@ import os
 import threading
 import typing as t
 
+from .. import _counters
+from . import _finder_disk
 from ._finder_locate import Located, Stamp, trusted
 
+PATH = "finder"
 # Closures kept per process; past this many the memo starts again.
 _CACHE_LIMIT = 1024
 
@@ -83,27 +86,81 @@ def key(name: str, module_fqn: str, module_data: t.Any, module_utils_paths: list
     return result
 
 
-def lookup(mc: t.Any, memo_key: tuple, metadata_of: t.Callable[[str], t.Any]) -> Closure | None:
-    closure = _closures.get(memo_key)
-    if closure is None:
-        return None
-    if closure.guards != guards(mc) or any(metadata_of(c) is not m for c, m in closure.metadata):
-        return None
+_original_guards: tuple | None = None
+
+
+def set_original_guards(mc: t.Any) -> None:
+    """module_common's names as installed: only walks made with them are shared on disk."""
+    global _original_guards
+    _original_guards = guards(mc)
+
+
+def _unchanged(stamps: t.Iterable[tuple[str, Stamp]]) -> bool:
     stat = os.stat
-    for path, expected in closure.stamps:
+    for path, expected in stamps:
         try:
             st = stat(path)
         except OSError:
             if expected is None:
                 continue
-            break
+            return False
         if (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode) != expected:
-            break
-    else:
-        return closure
+            return False
+    return True
+
+
+def lookup(mc: t.Any, memo_key: tuple, metadata_of: t.Callable[[str], t.Any], shared: bool) -> Closure | None:
+    """The remembered closure for ``memo_key`` if nothing it depended on changed: from this
+    process's memory, else (``shared``) from a record on disk."""
+    closure = _closures.get(memo_key)
+    if closure is not None:
+        if closure.guards == guards(mc) and all(metadata_of(c) is m for c, m in closure.metadata) and _unchanged(closure.stamps):
+            _counters.extra(PATH, "closure_memo_hit")
+            return closure
+        with _lock:
+            _closures.pop(memo_key, None)
+    if not shared or _original_guards is None or guards(mc) != _original_guards:
+        return None
+    return _from_disk(mc, memo_key, metadata_of)
+
+
+def _from_disk(mc: t.Any, memo_key: tuple, metadata_of: t.Callable[[str], t.Any]) -> Closure | None:
+    record = _finder_disk.load(mc, memo_key)
+    if record is None:
+        return None
+    files, stamps, collections = record
+    if not _unchanged(stamps):
+        return None
+    found = []
+    for parts, output_path, origin in files:
+        if origin is None:
+            source = b''
+        else:
+            try:
+                data = mc._slurp(origin)
+            except FileNotFoundError:
+                if not origin.endswith('/__init__.py'):
+                    return None
+                data = b''  # a collection package without one: ansible-core's loader gives b''
+            except OSError:
+                return None
+            source = mc.Origin(path=origin).tag(data)
+        found.append((parts, output_path, source))
+    try:
+        metadata = tuple((c, metadata_of(c)) for c in collections)
+    except Exception:  # noqa: BLE001 - ansible-core's own walk will say what is wrong
+        return None
+    closure = Closure(guards(mc), tuple(found), tuple(stamps), metadata)
+    _keep(memo_key, closure)
+    _counters.extra(PATH, "closure_disk_hit")
+    return closure
+
+
+def _keep(memo_key: tuple, closure: Closure) -> None:
     with _lock:
-        _closures.pop(memo_key, None)
-    return None
+        if len(_closures) >= _CACHE_LIMIT:
+            _closures.clear()
+        _closures[memo_key] = closure
 
 
 class Recorder:
@@ -112,6 +169,7 @@ class Recorder:
 
     def __init__(self, mc: t.Any) -> None:
         self.ok = True
+        self.mc = mc
         self.guards = guards(mc)
         self.files: list[tuple[tuple[str, ...], str, t.Any]] = []
         self.stamps: dict[str, Stamp] = {}
@@ -126,17 +184,20 @@ class Recorder:
         self.collections.add(located.collection)
 
     def found(self, fq_name_parts: tuple[str, ...], output_path: str, source: t.Any) -> None:
-        self.files.append((fq_name_parts, output_path, source))
+        self.files.append((tuple(fq_name_parts), output_path, source))
 
-    def store(self, memo_key: tuple | None, metadata_of: t.Callable[[str], t.Any]) -> None:
+    def store(self, memo_key: tuple | None, metadata_of: t.Callable[[str], t.Any], shared: bool) -> None:
         if not self.ok or memo_key is None or not trusted(self.stamps.items()):
             return
+        collections = sorted(self.collections)
         try:
-            metadata = tuple((c, metadata_of(c)) for c in sorted(self.collections))
+            metadata = tuple((c, metadata_of(c)) for c in collections)
         except Exception:  # noqa: BLE001 - not rememberable then
             return
-        closure = Closure(self.guards, tuple(self.files), tuple(self.stamps.items()), metadata)
-        with _lock:
-            if len(_closures) >= _CACHE_LIMIT:
-                _closures.clear()
-            _closures[memo_key] = closure
+        _keep(memo_key, Closure(self.guards, tuple(self.files), tuple(self.stamps.items()), metadata))
+        if shared and _original_guards is not None and self.guards == _original_guards:
+            origins = []
+            for parts, output_path, source in self.files:
+                origin = self.mc.Origin.get_tag(source)
+                origins.append((parts, output_path, origin.path if origin is not None else None))
+            _finder_disk.store(self.mc, memo_key, origins, self.stamps, collections)

@@ -270,10 +270,10 @@ def _start(walk: _Walk, name: str, module_fqn: str, module_data: t.Any, extensio
     if type(finder) is _Scan and not embeds:
         memo_key = closure_memo.key(name, module_fqn, module_data, module_utils_paths, metadata.serialization_profile,
                                     extension_manager)
+    shared = os.environ.get("ANSIBLE_ACCEL_FINDER_DISK", "1") != "0"
     if memo_key is not None:
-        closure = closure_memo.lookup(mc, memo_key, mc._get_collection_metadata)
+        closure = closure_memo.lookup(mc, memo_key, mc._get_collection_metadata, shared)
         if closure is not None:
-            _counters.extra(PATH, "closure_memo_hit")
             for parts, output_path, source in closure.files:
                 found[parts] = (source, output_path)
             return found, metadata, embeds
@@ -282,7 +282,7 @@ def _start(walk: _Walk, name: str, module_fqn: str, module_data: t.Any, extensio
     pending.extend(_always_required(mc, metadata.serialization_profile, extension_manager))
     _walk_module_utils(walk, module_fqn, pending, found, embeds, module_utils_paths, recorder)
     if recorder is not None and not embeds:
-        recorder.store(memo_key, recorder.checks.collection_metadata)
+        recorder.store(memo_key, recorder.checks.collection_metadata, shared)
     return found, metadata, embeds
 
 
@@ -406,6 +406,7 @@ def plan() -> list[Patch]:
         raise Unavailable(f"_ModuleUtilsProcessEntry has unexpected fields {fields}")
     global _active_walk
     walk = _active_walk = _Walk(mc, minor)
+    closure_memo.set_original_guards(mc)
     drop_in = _recursive_finder_2_19(walk) if minor < 21 else _recursive_finder_2_21(walk)
     drop_in.__doc__ = mc.recursive_finder.__doc__
     drop_in.__wrapped_original__ = mc.recursive_finder
@@ -425,6 +426,7 @@ _prewarm_thread: threading.Thread | None = None
 
 def _prewarm(walk: _Walk) -> None:
     root = pathlib.Path(walk.mc._MODULE_UTILS_PATH).resolve()
+    sources = []
     for path in sorted(root.rglob("*.py")):
         parts = ("ansible", "module_utils") + path.relative_to(root).with_suffix("").parts
         is_pkg_init = parts[-1] == "__init__"
@@ -432,11 +434,14 @@ def _prewarm(walk: _Walk) -> None:
             source = path.read_bytes()
         except OSError:
             continue
+        sources.append(source)
         _scan(walk, ".".join(parts[:-1] if is_pkg_init else parts), source, is_pkg_init, event="prewarm_scan")
-    # the payload writer's one-off check of the native zlib, answered once for every worker
-    from ..payload import native_zlib_matches
+    # the payload writer's one-off check of the native zlib, answered once for every worker,
+    # and the deflate streams of those same files, which every payload carries
+    from ..payload import native_zlib_matches, warm_cache
 
-    native_zlib_matches()
+    if native_zlib_matches():
+        warm_cache(sources)
 
 
 def wait_for_prewarm() -> None:
