@@ -379,7 +379,20 @@ impl PayloadZipWriter {
         let mut batch: Vec<(EntryInfo, Data)> = Vec::new();
         for item in entries.try_iter()? {
             let fields: Fields<'_> = item?.extract()?;
-            let (name, date_time, method, system, create, extract, reserved, internal, external, extra, comment, data) = fields;
+            let (
+                name,
+                date_time,
+                method,
+                system,
+                create,
+                extract,
+                reserved,
+                internal,
+                external,
+                extra,
+                comment,
+                data,
+            ) = fields;
             batch.push((
                 EntryInfo {
                     name,
@@ -435,7 +448,10 @@ impl PayloadZipWriter {
                 )
             })
             .collect();
-        Ok((fields, error.map(|e| raise(py, e).into_value(py).into_any())))
+        Ok((
+            fields,
+            error.map(|e| raise(py, e).into_value(py).into_any()),
+        ))
     }
 
     /// `close()`: the whole archive (what the BytesIO holds).  The writer is spent.

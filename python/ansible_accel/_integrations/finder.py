@@ -8,9 +8,13 @@ instead of compile() + ``ModuleDepFinder``, the source is scanned by the native 
 the answer is cached for the process keyed by the file's full content (plus its name and
 package-ness), so a changed file is never served stale.
 
-Where legacy ``module_utils`` files live is remembered too (see "where legacy module_utils
-live" below): only side-effect-free answers, re-checked against the directories' stat
-stamps each walk, the file content always read afresh.
+Where ``module_utils`` files live is remembered too (``_finder_locate``): only
+side-effect-free answers, re-checked against the directories' stat stamps each walk.  And a
+walk with no side effects at all is remembered whole (``_finder_closure``): the next walk of
+the same module only re-checks the stat stamps of everything it depended on and writes the
+remembered files (into the ``payload`` path's writer in one native call).  Those closures
+are also left on disk (``_finder_disk``), for the forked workers of a run and later runs,
+whose memory starts empty; ``ANSIBLE_ACCEL_FINDER_DISK=0`` keeps them in memory only.
 
 A file the scanner will not answer exactly (see ``ansible_accel.finder``) goes through
 ansible-core's own compile() + ``ModuleDepFinder``, counted as a fallback with its reason, so
@@ -33,6 +37,7 @@ from .._activation import Patch, Unavailable, core_minor
 from ..finder import EVERY_LISTED_NODE, POSITIONED_NODES
 from . import _finder_closure as closure_memo
 from . import _finder_locate as locate_memo
+from . import _finder_write
 from ._finder_locate import _located  # noqa: F401 - the location memo, looked at by tests
 
 PATH = "finder"
@@ -286,51 +291,10 @@ def _start(walk: _Walk, name: str, module_fqn: str, module_data: t.Any, extensio
     return found, metadata, embeds
 
 
-def _note_source_mapping(mc: t.Any, extension_manager: t.Any, source_code: t.Any, file_name: str) -> None:
-    if extension_manager.debugger_enabled and (origin := mc.Origin.get_tag(source_code)) and origin.path:
-        extension_manager.source_mapping[origin.path] = file_name
-
-
-def _write_found(walk: _Walk, found: dict, zf: t.Any, date_time: t.Any, extension_manager: t.Any,
-                 written: set[str] | None) -> None:
-    """Every found file into ``zf``, with ansible-core's messages and source mapping in its
-    order (2.19/2.20 write, map, then say; 2.21+ say, write, map).  Into the payload path's
-    writer (with ansible-core's own ``_make_zinfo``) the ZipInfo objects are made as
-    ``_make_zinfo`` makes them, then written in one native call."""
-    mc = walk.mc
-    many = getattr(zf, 'writestr_many', None) if mc._make_zinfo is walk.make_zinfo else None
-    say = mc.display.vvvvv
-    if many is None:
-        for source_code, file_name in found.values():
-            if walk.has_embeds:
-                say("Including module_utils file %s" % mc.to_text(file_name, errors='surrogate_or_strict'))
-            zf.writestr(mc._make_zinfo(file_name, date_time, zf=zf), source_code)
-            if written is not None:
-                written.add(file_name)
-            _note_source_mapping(mc, extension_manager, source_code, file_name)
-            if not walk.has_embeds:
-                say("Including module_utils file %s" % mc.to_text(file_name, errors='surrogate_or_strict'))
-        return
-    zip_info, fields, compression = mc.zipfile.ZipInfo, date_time.utctimetuple()[:6], zf.compression
-    items = []
-    for source_code, file_name in found.values():
-        if walk.has_embeds:
-            say("Including module_utils file %s" % mc.to_text(file_name, errors='surrogate_or_strict'))
-        zinfo = zip_info(filename=file_name, date_time=fields)
-        zinfo.compress_type = compression
-        items.append((zinfo, source_code))
-        if written is not None:
-            written.add(file_name)
-        _note_source_mapping(mc, extension_manager, source_code, file_name)
-        if not walk.has_embeds:
-            say("Including module_utils file %s" % mc.to_text(file_name, errors='surrogate_or_strict'))
-    many(items)
-
-
 def _recursive_finder_2_19(walk: _Walk):
     def recursive_finder(name, module_fqn, module_data, zf, date_time, extension_manager):
         found, metadata, _ = _start(walk, name, module_fqn, module_data, extension_manager)
-        _write_found(walk, found, zf, date_time, extension_manager, None)
+        _finder_write.write_found(walk, found, zf, date_time, extension_manager, None)
         return metadata
 
     return recursive_finder
@@ -341,54 +305,12 @@ def _recursive_finder_2_21(walk: _Walk):
         mc = walk.mc
         found, metadata, embeds = _start(walk, name, module_fqn, module_data, extension_manager)
         written: set[str] = set()
-        _write_found(walk, found, zf, date_time, extension_manager, written)
+        _finder_write.write_found(walk, found, zf, date_time, extension_manager, written)
         if embeds:
-            _write_embeds(mc, embeds, zf, date_time, written)
+            _finder_write.write_embeds(mc, embeds, zf, date_time, written)
         return metadata
 
     return recursive_finder
-
-
-def _embed_root(mc: t.Any, package: str, roots: dict[str, pathlib.Path]) -> pathlib.Path:
-    parts = package.split('.')
-    if parts[0] == 'ansible':
-        key, up = 'ansible', 0
-    elif parts[0] == 'ansible_collections':
-        key, up = '.'.join(parts[:3]), 2
-    else:
-        return None
-    if key not in roots:
-        files = mc.ir_files(key)
-        roots[key] = files.parent if up == 0 else files.parents[up]
-    return roots[key]
-
-
-def _write_embeds(mc: t.Any, embeds: set, zf: t.Any, date_time: t.Any, written: set[str]) -> None:
-    """Resources requested through EmbedManager.embed() (2.21+), with their package inits."""
-    roots: dict[str, pathlib.Path] = {}
-    for embed in embeds:
-        try:
-            path_context = embed.path_context_manager
-        except ModuleNotFoundError as ex:
-            raise mc.AnsibleError('Embed package not found while packaging module.', obj=embed.package) from ex
-        with path_context as path:
-            if not path.is_file():
-                raise mc.AnsibleError(f'Embed resource {embed.resource!r} not found while packaging module.', obj=embed.resource)
-            root = _embed_root(mc, embed.package, roots)
-            if root is None:
-                raise mc.AnsibleError('Embed must be an ansible/ansible_collections resource.', obj=embed.resource)
-            relative = path.relative_to(root)
-            mc.display.vvvvv(f"Including embed file {relative}")
-            zf.writestr(mc._make_zinfo(file_name := str(relative), date_time, zf=zf), path.read_bytes())
-            written.add(file_name)
-            for parent in relative.parents:
-                if not parent.name:
-                    continue
-                init = str(parent / '__init__.py')
-                if init not in written:
-                    mc.display.vvvvv(f"Including parent init file {init}")
-                    zf.writestr(mc._make_zinfo(init, date_time, zf=zf), b'')
-                    written.add(init)
 
 
 def plan() -> list[Patch]:
