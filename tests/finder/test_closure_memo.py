@@ -144,3 +144,36 @@ def test_a_replaced_module_common_name_is_honoured(probe_dir, monkeypatch):
     hits = _hits()
     _walk(mc.recursive_finder)
     assert _hits() == hits and calls  # the memo stood aside and the locators read the files
+
+
+def _collection_module():
+    try:
+        import ansible_collections
+    except ImportError:
+        return None
+    for root in ansible_collections.__path__:
+        path = os.path.join(root, "check_point", "mgmt", "plugins", "modules", "cp_mgmt_https_rule.py")
+        if os.path.isfile(path):
+            return path
+    return None
+
+
+@pytest.mark.skipif(_collection_module() is None, reason="the `ansible` community package is not installed in this environment")
+def test_a_collection_module_is_remembered_with_its_collection_module_utils(probe_dir):
+    path = _collection_module()
+    data = open(path, "rb").read()
+    original = mc.recursive_finder.__wrapped_original__
+
+    def walk(recursive_finder):
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, mode="w", compression=zipfile.ZIP_DEFLATED) as zf:
+            metadata = recursive_finder("cp_mgmt_https_rule", "ansible_collections.check_point.mgmt.plugins.modules.cp_mgmt_https_rule",
+                                        Origin(path=path).tag(data), zf, DATE_TIME, _builder.ExtensionManager())
+        return buffer.getvalue(), metadata
+
+    expected = walk(original)
+    assert any(n.startswith("ansible_collections/check_point/mgmt/plugins/module_utils/") for n in _names(expected[0]))
+    hits = _hits()
+    for _ in range(3):  # (the first walks may see the collection's __pycache__ appear)
+        assert walk(mc.recursive_finder) == expected
+    assert _hits() >= hits + 1

@@ -181,7 +181,8 @@ class Recorder:
             self.ok = False
             return
         self.stamps.update(located.dir_stamps)
-        self.collections.add(located.collection)
+        if located.collection is not None:
+            self.collections.add(located.collection)
 
     def found(self, fq_name_parts: tuple[str, ...], output_path: str, source: t.Any) -> None:
         self.files.append((tuple(fq_name_parts), output_path, source))

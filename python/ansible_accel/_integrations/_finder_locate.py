@@ -41,7 +41,7 @@ class Located(t.NamedTuple):
     path: str | None  # the file read, None for a synthesised package
     skipped_remainders: tuple[str, ...]  # ansible.builtin routing keys that must stay absent
     dir_stamps: tuple[tuple[str, Stamp], ...]  # every path the answer depended on
-    collection: str  # whose routing was consulted
+    collection: str | None  # whose routing was consulted, if any
 
 
 _located: dict[tuple, Located] = {}
@@ -207,9 +207,11 @@ def _collection_located(mc: t.Any, entry: t.Any, info: t.Any, checks: WalkChecks
         return None
     package_dir = os.path.dirname(package_file)
     stamps: list[tuple[str, Stamp]] = [(os.path.join(package_dir, 'meta', 'runtime.yml'), None)]
+    routed_by = None  # whose routing was consulted: none for packages above module_utils
     for candidate in candidates[:candidates.index(parts) + 1]:
         if len(candidate) < 6:
             continue  # a package above module_utils: synthesised, nothing read, no routing
+        routed_by = collection
         if not checks.unrouted('.'.join(candidate[5:]), collection):
             return None
         base = os.path.join(package_dir, *candidate[3:])
@@ -222,7 +224,7 @@ def _collection_located(mc: t.Any, entry: t.Any, info: t.Any, checks: WalkChecks
         path = os.path.join(package_dir, info.output_path.split('/', 3)[3]) if info.output_path.count('/') >= 3 else None
         if path is None:
             return None
-    return Located(parts, info.output_path, info.is_package, path, (), tuple(stamps), collection)
+    return Located(parts, info.output_path, info.is_package, path, (), tuple(stamps), routed_by)
 
 
 def locate(mc: t.Any, entry: t.Any, module_utils_paths: list[str], checks: WalkChecks) -> tuple[t.Any, Located | None]:
