@@ -200,6 +200,9 @@ def _collection_located(mc: t.Any, entry: t.Any, info: t.Any, checks: WalkChecks
     candidates = [tuple(c) for c in info.candidate_names]
     if parts not in candidates:
         return None
+    if all(len(c) < 6 for c in candidates):
+        # a package above module_utils: synthesised empty, nothing read, no routing
+        return Located(parts, info.output_path, info.is_package, None, (), (), None)
     collection = '.'.join(parts[1:3])
     package = sys.modules.get('.'.join(parts[:3]))
     package_file = getattr(package, '__file__', None)
