@@ -45,10 +45,10 @@ def run(tmp_path):
     module_utils = tmp_path / "module_utils"
     module_utils.mkdir()
 
-    def walk(accelerated: bool) -> dict:
+    def walk(accelerated: bool, module: str = MODULE) -> dict:
         env = dict(os.environ, ANSIBLE_LOCAL_TEMP=str(local_tmp), ANSIBLE_MODULE_UTILS=str(module_utils),
                    ANSIBLE_ACCEL="1" if accelerated else "0", ANSIBLE_ACCEL_FINDER_DISK="1")
-        out = subprocess.run([sys.executable, "-c", WALK, MODULE], env=env, capture_output=True, text=True, check=True)
+        out = subprocess.run([sys.executable, "-c", WALK, module], env=env, capture_output=True, text=True, check=True)
         return json.loads(out.stdout.strip().splitlines()[-1])
 
     walk.module_utils = module_utils
@@ -105,3 +105,24 @@ def test_an_unreadable_record_is_a_miss(run):
     record.write_text("{not json")
     got = run(True)
     assert _same(got, expected) and got["disk_hits"] == 0
+
+
+def _has_collections() -> bool:
+    try:
+        import ansible_collections
+    except ImportError:
+        return False
+    return any(os.path.isdir(os.path.join(p, "ansible", "netcommon")) for p in ansible_collections.__path__)
+
+
+@pytest.mark.skipif(not _has_collections(), reason="the `ansible` community package is not installed in this environment")
+def test_a_collection_closure_with_a_package_without_init_comes_back_from_disk(run):
+    # check_point.mgmt's module_utils import ansible.netcommon's, whose `network` package
+    # directory has no __init__.py: the collection loader gives b'' for it
+    module = ("from ansible.module_utils.basic import AnsibleModule\n"
+              "from ansible_collections.check_point.mgmt.plugins.module_utils.checkpoint import api_call\n")
+    expected = run(False, module)
+    first = run(True, module)
+    assert _same(first, expected)
+    second = run(True, module)
+    assert _same(second, expected) and second["disk_hits"] == 1

@@ -125,6 +125,17 @@ def lookup(mc: t.Any, memo_key: tuple, metadata_of: t.Callable[[str], t.Any], sh
 
 
 def _from_disk(mc: t.Any, memo_key: tuple, metadata_of: t.Callable[[str], t.Any]) -> Closure | None:
+    try:
+        closure = _read_record(mc, memo_key, metadata_of)
+    except Exception:  # noqa: BLE001 - any doubt is a miss: ansible-core's own walk then runs
+        return None
+    if closure is not None:
+        _keep(memo_key, closure)
+        _counters.extra(PATH, "closure_disk_hit")
+    return closure
+
+
+def _read_record(mc: t.Any, memo_key: tuple, metadata_of: t.Callable[[str], t.Any]) -> Closure | None:
     record = _finder_disk.load(mc, memo_key)
     if record is None:
         return None
@@ -137,23 +148,16 @@ def _from_disk(mc: t.Any, memo_key: tuple, metadata_of: t.Callable[[str], t.Any]
             source = b''
         else:
             try:
-                data = mc._slurp(origin)
+                with open(origin, 'rb') as f:  # as the locators read (the stamps say it is the same file)
+                    data = f.read()
             except FileNotFoundError:
                 if not origin.endswith('/__init__.py'):
                     return None
-                data = b''  # a collection package without one: ansible-core's loader gives b''
-            except OSError:
-                return None
+                data = b''  # a collection package without one: the collection loader gives b''
             source = mc.Origin(path=origin).tag(data)
         found.append((parts, output_path, source))
-    try:
-        metadata = tuple((c, metadata_of(c)) for c in collections)
-    except Exception:  # noqa: BLE001 - ansible-core's own walk will say what is wrong
-        return None
-    closure = Closure(guards(mc), tuple(found), tuple(stamps), metadata)
-    _keep(memo_key, closure)
-    _counters.extra(PATH, "closure_disk_hit")
-    return closure
+    metadata = tuple((c, metadata_of(c)) for c in collections)
+    return Closure(guards(mc), tuple(found), tuple(stamps), metadata)
 
 
 def _keep(memo_key: tuple, closure: Closure) -> None:
