@@ -1,36 +1,111 @@
-"""Import scanning and the module dependency walk: ansible-core's pure Python against ours.
+"""Import scanning, the module dependency walk and modify_module: ansible-core's pure Python
+against the accelerator, per module, for the 8 builtin modules command, copy, file, user,
+apt, dnf, uri, get_url and (where the ``ansible`` community package is installed) 40
+collection modules spread evenly over its collections.
 
-- ``scan``: compile() + ModuleDepFinder against ``scan_imports`` per file, over every file
-  of ansible-core's module_utils (and its biggest files alone); results compared as sets.
-- ``walk``: recursive_finder for eight builtin modules, warm (the process has built them
-  before); zip bytes and returned metadata compared.
+- ``scan``: compile() + ModuleDepFinder against ``scan_imports``, file by file, over every
+  file of ansible-core's module_utils, its biggest files alone, the modules themselves and
+  the collection module_utils they reach; results compared as sets.
+- ``recursive_finder warm``: in a process that has built every other module before; the
+  payload zip opened as ``_find_module_utils`` opens it (so with the accelerator on, the
+  ``payload`` path's writer), ZIP_DEFLATED as ansible-core's default; zip bytes and metadata
+  compared.
+- ``recursive_finder cold``: each side's first walk in a fresh interpreter (ansible-core
+  imported, the plugin loader set up and, on the native side, the accelerator installed as
+  the ansible plugin installs it, with its controller pre-warm done, as every forked worker
+  finds it); only the walk is timed, inside that process; zip digests and metadata compared.
+  The accelerator finds the closures and deflate streams earlier processes left on disk
+  (this benchmark's warm rows walked every module); ``cold, empty disk`` rows give every
+  process a new local tmp root, as the very first run on a machine.
+- ``modify_module``: the whole result (wrapper script with the base64 payload, metadata...)
+  for a pinned clock, in a fresh AnsiBallZ cache directory each call (a new run).
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+import hashlib
 import io
+import json
+import os
 import pathlib
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import types
 import zipfile
 
 import ansible
 from ansible.executor import module_common as mc
 
-from ansible_accel._activation import core_minor
-from ansible_accel._integrations import finder as integration
+from ansible_accel._activation import _apply, _revert, core_minor
+from ansible_accel._integrations import finder as finder_integration
+from ansible_accel._integrations import payload as payload_integration
 from ansible_accel.finder import scan_imports
 
-from ._harness import Row, compare
+from ._harness import Row, _spread, compare
 
-WALK_MODULES = ("command", "copy", "file", "user", "apt", "dnf", "uri", "get_url")
+BUILTIN_MODULES = ("command", "copy", "file", "user", "apt", "dnf", "uri", "get_url")
+COLLECTION_MODULE_COUNT = 40
 DATE_TIME = datetime.datetime(2024, 5, 6, 7, 8, 10, tzinfo=datetime.timezone.utc)
 ROOT = pathlib.Path(ansible.__file__).parent
+REPO = pathlib.Path(__file__).resolve().parent.parent
+
+try:
+    import ansible_collections
+except ImportError:
+    COLLECTIONS_ROOT = None
+else:
+    COLLECTIONS_ROOT = pathlib.Path(next(iter(ansible_collections.__path__)))
 
 
-def _module_utils_files() -> list[tuple[str, bytes, bool]]:
+class Target:
+    """One module: its short name, Python name and file."""
+
+    def __init__(self, name: str, fqn: str, path: pathlib.Path) -> None:
+        self.name, self.fqn, self.path = name, fqn, path
+        self.label = name if fqn.startswith("ansible.") else fqn.removeprefix("ansible_collections.").replace(".plugins.modules", "")
+
+
+def _builtin_targets() -> list[Target]:
+    return [Target(n, mc._get_ansible_module_fqn(str(ROOT / "modules" / f"{n}.py")), ROOT / "modules" / f"{n}.py")
+            for n in BUILTIN_MODULES]
+
+
+def _collection_targets(count: int) -> list[Target]:
+    """``count`` collection modules spread evenly over the sorted list of all of them, each
+    one whose walk succeeds (a module that needs something not installed is passed over)."""
+    if COLLECTIONS_ROOT is None or not (COLLECTIONS_ROOT / "community").is_dir():
+        return []
+    paths = sorted(COLLECTIONS_ROOT.glob("*/*/plugins/modules/*.py"))
+    paths = [p for p in paths if p.name != "__init__.py"]
+    chosen: list[Target] = []
+    step = len(paths) / count
+    index = 0.0
+    while len(chosen) < count and int(index) < len(paths):
+        start = int(index)
+        for path in paths[start:start + int(step) or start + 1]:
+            parts = ("ansible_collections",) + path.relative_to(COLLECTIONS_ROOT).with_suffix("").parts
+            target = Target(parts[-1], ".".join(parts), path)
+            try:
+                _walker(mc.recursive_finder, target, zipfile.ZipFile)()
+            except Exception:  # noqa: BLE001 - this one cannot be built here; take the next
+                continue
+            chosen.append(target)
+            break
+        index += step
+    return chosen
+
+
+# --- scan ------------------------------------------------------------------------------------
+
+def _python_files(root: pathlib.Path, prefix: tuple[str, ...]) -> list[tuple[str, bytes, bool]]:
     files = []
-    for path in sorted((ROOT / "module_utils").rglob("*.py")):
-        parts = path.relative_to(ROOT.parent).with_suffix("").parts
+    for path in sorted(root.rglob("*.py")):
+        parts = prefix + path.relative_to(root).with_suffix("").parts
         is_pkg_init = parts[-1] == "__init__"
         files.append((".".join(parts[:-1] if is_pkg_init else parts), path.read_bytes(), is_pkg_init))
     return files
@@ -56,74 +131,254 @@ def _native_scan(files):
     return out
 
 
-def _scan_rows(quick: bool) -> list[Row]:
-    files = _module_utils_files()
-    rows = []
-    repeat = 3 if quick else 7
+def _scan_row(name: str, files, repeat: int, number: int = 1) -> Row:
     total = sum(len(data) for _, data, _ in files)
-    rows.append(compare("finder", "scan: every module_utils file", f"{len(files)} files, {total // 1024} KiB",
-                        lambda: _python_scan(files), lambda: _native_scan(files), repeat=repeat))
+    inputs = f"{len(files)} files, {total // 1024} KiB"
+    return compare("finder", f"scan: {name}", inputs, lambda: _python_scan(files), lambda: _native_scan(files),
+                   repeat=repeat, number=number)
+
+
+def _scan_rows(quick: bool, targets: list[Target], collection_utils: list) -> list[Row]:
+    files = _python_files(ROOT / "module_utils", ("ansible", "module_utils"))
+    repeat = 3 if quick else 7
+    rows = [_scan_row("every module_utils file", files, repeat)]
+    if quick:
+        return rows
     for name in ("ansible.module_utils.basic", "ansible.module_utils.urls"):
-        one = [f for f in files if f[0] == name]
-        rows.append(compare("finder", f"scan: {name.rsplit('.', 1)[1]}.py", f"{len(one[0][1]) // 1024} KiB",
-                            lambda one=one: _python_scan(one), lambda one=one: _native_scan(one),
-                            repeat=repeat, number=3))
+        rows.append(_scan_row(name.rsplit(".", 1)[1] + ".py", [f for f in files if f[0] == name], repeat, number=3))
+    modules = [(t.fqn, t.path.read_bytes(), False) for t in targets]
+    rows.append(_scan_row("the benchmarked modules", modules, repeat))
+    if collection_utils:
+        rows.append(_scan_row("their collection module_utils", collection_utils, repeat))
     return rows
 
 
-def _walker(recursive_finder, name: str, path: pathlib.Path, compression: int = zipfile.ZIP_DEFLATED):
+# --- recursive_finder, warm ------------------------------------------------------------------
+
+def _walker(recursive_finder, target: Target, open_zip, compression: int = zipfile.ZIP_DEFLATED):
     from ansible._internal._ansiballz import _builder
     from ansible._internal._datatag._tags import Origin
 
-    data = path.read_bytes()
-    fqn = mc._get_ansible_module_fqn(str(path))
+    data = target.path.read_bytes()
 
     def walk():
         buffer = io.BytesIO()
-        with zipfile.ZipFile(buffer, mode="w", compression=compression) as zf:
-            metadata = recursive_finder(name, fqn, Origin(path=str(path)).tag(data), zf, DATE_TIME, _builder.ExtensionManager())
+        zf = open_zip(buffer, mode="w", compression=compression)
+        metadata = recursive_finder(target.name, target.fqn, Origin(path=str(target.path)).tag(data), zf, DATE_TIME,
+                                    _builder.ExtensionManager())
+        zf.close()
         return buffer.getvalue(), metadata
 
     return walk
 
 
-def _cold(walk):
-    integration.clear_cache()
-    integration.before_uninstall()  # empties the location memo as well
-    return walk()
+class _Accelerated:
+    """The finder and payload paths' patches, applied only inside ``with``."""
+
+    def __init__(self) -> None:
+        self.patches = finder_integration.plan() + payload_integration.plan()
+
+    def __enter__(self):
+        self.applied = [_apply(p) for p in self.patches]
+
+    def __exit__(self, *exc):
+        for item in reversed(self.applied):
+            _revert(item)
 
 
-def _walk_rows(quick: bool) -> list[Row]:
-    from ansible.plugins.loader import init_plugin_loader
-
-    init_plugin_loader()
+def _warm_rows(targets: list[Target], accelerated: _Accelerated, quick: bool) -> list[Row]:
     original = mc.recursive_finder
-    (patch,) = integration.plan()
-    drop_in = patch.value
-    modules = WALK_MODULES[:3] if quick else WALK_MODULES
+
+    def native_walk(target):
+        walk = _walker(lambda *a: mc.recursive_finder(*a), target, lambda *a, **k: mc.zipfile.ZipFile(*a, **k))
+
+        def run():
+            with accelerated:
+                return walk()
+
+        return run
+
+    # "after other modules": every module walked once before any is timed
+    for target in targets:
+        native_walk(target)()
     rows = []
-    for name in modules:
-        path = ROOT / "modules" / f"{name}.py"
-        rows.append(compare("finder", f"recursive_finder warm: {name}", "zip bytes + metadata",
-                            _walker(original, name, path), _walker(drop_in, name, path),
+    for target in targets:
+        rows.append(compare("finder", f"recursive_finder warm: {target.label}", "zip bytes + metadata",
+                            _walker(original, target, zipfile.ZipFile), native_walk(target),
                             repeat=3 if quick else 5))
-    # Cold: our scan and location caches emptied before every native run, so each file is
-    # parsed and located again (ansible-core's own caches, e.g. importlib's, stay warm for both).
-    for name in modules[:2] if quick else modules[:4]:
-        path = ROOT / "modules" / f"{name}.py"
-        native = _walker(drop_in, name, path)
-        rows.append(compare("finder", f"recursive_finder cold: {name}", "zip bytes + metadata",
-                            _walker(original, name, path), lambda native=native: _cold(native),
-                            repeat=3 if quick else 5))
-    # ZIP_STORED: the same walk with zlib out of the way, to show the dependency walk itself
-    # (compression belongs to the payload path).
-    for name in modules[:2] if quick else modules[:4]:
-        path = ROOT / "modules" / f"{name}.py"
-        rows.append(compare("finder", f"recursive_finder warm stored: {name}", "zip bytes + metadata",
-                            _walker(original, name, path, zipfile.ZIP_STORED),
-                            _walker(drop_in, name, path, zipfile.ZIP_STORED), repeat=3 if quick else 5))
     return rows
 
 
+# --- recursive_finder, cold: each side in fresh interpreters ---------------------------------
+
+_FRESH = r"""
+import hashlib, io, json, sys, time
+side, compression, name, fqn, path = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+from ansible.plugins.loader import init_plugin_loader
+init_plugin_loader()
+from ansible.executor import module_common as mc
+from ansible._internal._ansiballz import _builder
+from ansible._internal._datatag._tags import Origin
+if side == "native":
+    import ansible_accel
+    ansible_accel.install()
+    from ansible_accel._integrations import finder
+    finder.wait_for_prewarm()
+with open(path, "rb") as f:
+    data = Origin(path=path).tag(f.read())
+extensions = _builder.ExtensionManager()
+date_time = __import__("datetime").datetime(2024, 5, 6, 7, 8, 10, tzinfo=__import__("datetime").timezone.utc)
+start = time.perf_counter()
+buffer = io.BytesIO()
+zf = mc.zipfile.ZipFile(buffer, mode="w", compression=compression)
+metadata = mc.recursive_finder(name, fqn, data, zf, date_time, extensions)
+zf.close()
+seconds = time.perf_counter() - start
+if side == "native":  # the drop-in walked (its scans may all have been fallbacks: an embed...)
+    assert ansible_accel.status()["finder"]["events"]["recursive_finder"] == 1
+print(json.dumps({"seconds": seconds, "digest": hashlib.sha256(buffer.getvalue()).hexdigest() + repr(metadata)}))
+"""
+
+
+def _fresh(side: str, target: Target, compression: int, local_tmp: str | None = None) -> tuple[float, str]:
+    env = dict(os.environ)
+    env.pop("ANSIBLE_ACCEL", None)
+    if local_tmp is not None:
+        env["ANSIBLE_LOCAL_TEMP"] = local_tmp
+    out = subprocess.run(
+        [sys.executable, "-c", _FRESH, side, str(compression), target.name, target.fqn, str(target.path)],
+        env=env, cwd=REPO, capture_output=True, text=True,
+    )
+    if out.returncode:
+        raise RuntimeError(f"fresh {side} walk of {target.label} failed:\n{out.stderr}")
+    out = out.stdout
+    result = json.loads(out.strip().splitlines()[-1])
+    return result["seconds"], result["digest"]
+
+
+def _cold_row(target: Target, repeat: int, empty_disk: bool = False) -> Row:
+    """Each side's first walk in fresh interpreters.  Normally the accelerator finds what
+    earlier processes left on disk (this benchmark's own warm rows walked every module);
+    with ``empty_disk`` every process gets a new, empty local tmp root: a first run ever."""
+    py_times, native_times, equal = [], [], True
+    for _ in range(repeat):
+        local_tmp = tempfile.mkdtemp(prefix="bench-cold-") if empty_disk else None
+        try:
+            py_s, py_digest = _fresh("python", target, zipfile.ZIP_DEFLATED, local_tmp)
+            native_s, native_digest = _fresh("native", target, zipfile.ZIP_DEFLATED, local_tmp)
+        finally:
+            if local_tmp is not None:
+                shutil.rmtree(local_tmp, ignore_errors=True)
+        py_times.append(py_s)
+        native_times.append(native_s)
+        equal = equal and py_digest == native_digest
+    kind = "cold, empty disk" if empty_disk else "cold"
+    inputs = "fresh processes, nothing on disk" if empty_disk else "fresh processes, zip digest + metadata"
+    row = Row("finder", f"recursive_finder {kind}: {target.label}", inputs,
+              statistics.median(py_times), statistics.median(native_times), _spread(py_times), _spread(native_times), equal)
+    print(row.line(), flush=True)
+    return row
+
+
+# --- modify_module -------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def _pinned_clock():
+    class FrozenDatetime(datetime.datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return DATE_TIME if tz is not None else DATE_TIME.replace(tzinfo=None)
+
+    frozen = types.ModuleType("datetime")
+    frozen.__dict__.update(vars(datetime))
+    frozen.datetime = FrozenDatetime
+    saved = mc.datetime
+    mc.datetime = frozen
+    try:
+        yield
+    finally:
+        mc.datetime = saved
+
+
+def _modify_module_rows(targets: list[Target], accelerated: _Accelerated, quick: bool) -> list[Row]:
+    from ansible import constants as C
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.template import Templar
+
+    task_vars = {"ansible_python_interpreter": "/usr/bin/python3"}
+    templar = Templar(loader=DataLoader(), variables=task_vars)
+    parent = tempfile.mkdtemp(prefix="bench-modify-module-")
+    saved_tmp = getattr(C, "DEFAULT_LOCAL_TMP", None)
+
+    def build(target: Target):
+        def run():
+            # a fresh local tmp, as a new run has: nothing in ansible-core's AnsiBallZ cache
+            C.DEFAULT_LOCAL_TMP = tempfile.mkdtemp(dir=parent)
+            return mc.modify_module(module_name=target.name, module_path=str(target.path),
+                                    module_args={"_raw_params": "echo hi"}, templar=templar, task_vars=task_vars,
+                                    module_compression="ZIP_DEFLATED")
+
+        return run
+
+    def native(target: Target):
+        python = build(target)
+
+        def run():
+            with accelerated:
+                return python()
+
+        return run
+
+    rows = []
+    try:
+        with _pinned_clock():
+            for target in targets:
+                native(target)()
+            for target in targets:
+                rows.append(compare("finder", f"modify_module: {target.label}", "whole result, ZIP_DEFLATED",
+                                    build(target), native(target), repeat=3 if quick else 5))
+    finally:
+        C.DEFAULT_LOCAL_TMP = saved_tmp
+        shutil.rmtree(parent, ignore_errors=True)
+    return rows
+
+
+def _collection_module_utils(targets: list[Target]) -> list[tuple[str, bytes, bool]]:
+    """The collection module_utils files the targets' payloads hold, as scan inputs."""
+    seen: dict[str, tuple[str, bytes, bool]] = {}
+    for target in targets:
+        if not target.fqn.startswith("ansible_collections."):
+            continue
+        payload, _ = _walker(mc.recursive_finder, target, zipfile.ZipFile)()
+        archive = zipfile.ZipFile(io.BytesIO(payload))
+        for info in archive.infolist():
+            name = info.filename
+            if not name.startswith("ansible_collections/") or name in seen:
+                continue
+            parts = tuple(name.removesuffix(".py").split("/"))
+            is_pkg_init = parts[-1] == "__init__"
+            fqn = ".".join(parts[:-1] if is_pkg_init else parts)
+            seen[name] = (fqn, archive.read(info), is_pkg_init)
+    return list(seen.values())
+
+
 def run(quick: bool) -> list[Row]:
-    return _scan_rows(quick) + _walk_rows(quick)
+    from ansible.plugins.loader import init_plugin_loader
+
+    init_plugin_loader()
+    targets = _builtin_targets()
+    if quick:
+        targets = targets[:1]
+    else:
+        targets += _collection_targets(COLLECTION_MODULE_COUNT)
+    accelerated = _Accelerated()
+    rows = _scan_rows(quick, targets, [] if quick else _collection_module_utils(targets))
+    rows += _warm_rows(targets, accelerated, quick)
+    for target in targets:
+        # (three fresh pairs per builtin module, one per collection module: time)
+        rows.append(_cold_row(target, 1 if quick or not target.fqn.startswith("ansible.") else 3))
+    if not quick:
+        for target in targets[:len(BUILTIN_MODULES)]:
+            rows.append(_cold_row(target, 3, empty_disk=True))
+    rows += _modify_module_rows(targets, accelerated, quick)
+    return rows

@@ -15,8 +15,8 @@ Deflate runs through the system zlib the interpreter's ``zlib`` module uses, wit
 parameters.  The first deflated archive checks that the native zlib gives the interpreter's
 bytes; where it does not, entries are compressed by the interpreter's ``zlib`` instead.
 
-Each entry is a deflate stream of its own, so the process remembers the streams of entries
-of 1 KiB and more (up to 64 MiB), keyed by content and reused only for byte-equal data:
+Each entry is a deflate stream of its own, so the process remembers the streams of its
+entries (up to 64 MiB), keyed by content and reused only for byte-equal data:
 the module_utils every payload carries are deflated once per process.  ``warm_cache()``
 fills it ahead (in a parent before it forks), ``cache_stats()`` and ``clear_cache()`` look
 at and empty it.  With a ``cache_dir`` (a directory private to the user, see
@@ -29,6 +29,7 @@ from __future__ import annotations
 import functools
 import io
 import os
+import random
 import stat
 import sys
 import time
@@ -143,8 +144,9 @@ def private_cache_dir(parent: str | os.PathLike[str]) -> str | None:
 def _zlib_probe() -> bytes:
     # Text with repeats at many distances and noise: enough to walk zlib's match finder,
     # lazy matching and block splitting.
+    # (the noise from a seeded generator: the same bytes every time, made in C)
     text = b"".join(b"%d: the payload of module %d imports %d\n" % (i, i * 7 % 13, i * i % 101) for i in range(3000))
-    noise = bytes((i * 2654435761 >> 13) & 0xFF for i in range(40000))
+    noise = random.Random(2654435761).randbytes(40000)
     return text + noise + text[:5000]
 
 
@@ -245,6 +247,42 @@ class PayloadZipFile:
         self.NameToInfo[zinfo.filename] = zinfo
         self._data.append(data)
         return None
+
+    def writestr_many(self, items: t.Iterable[tuple[zipfile.ZipInfo, bytes | bytearray]]) -> None:
+        """``writestr(zinfo, data)`` for each ``(zinfo, data)`` in order, the common case
+        (a new name, stored or deflated at zlib's default level, bytes) in one native call:
+        the same archive, ZipInfo objects and warnings as the loop."""
+        items = list(items)
+        names = {zinfo.filename for zinfo, _ in items}
+        simple = (
+            self._delegate is None and self.fp is not None and len(names) == len(items)
+            and not any(name in self.NameToInfo for name in names)
+            and all(isinstance(data, (bytes, bytearray)) for _, data in items)
+            and all(z.compress_type in _NATIVE_METHODS and z._compresslevel is None for z, _ in items)
+            and (native_zlib_matches() or all(z.compress_type == ZIP_STORED for z, _ in items))
+        )  # fmt: skip
+        if not simple:
+            for zinfo, data in items:
+                self.writestr(zinfo, data)
+            return
+        written, error = self._writer.add_many([
+            (z.filename, z.date_time, z.compress_type, z.create_system, z.create_version, z.extract_version,
+             z.reserved, z.internal_attr, z.external_attr, z.extra, z.comment, data)
+            for z, data in items
+        ])  # fmt: skip
+        for (zinfo, data), fields in zip(items, written):
+            (
+                zinfo.header_offset, zinfo.CRC, zinfo.compress_size, zinfo.file_size,
+                _flag_bits_written, zinfo.external_attr, zinfo.create_version, zinfo.extract_version,
+            ) = fields  # fmt: skip
+            zinfo.flag_bits = 0
+            self.filelist.append(zinfo)
+            self.NameToInfo[zinfo.filename] = zinfo
+            self._data.append(data)
+        if error is not None:
+            zinfo, data = items[len(written)]  # as writestr leaves the entry it failed on
+            zinfo.file_size, zinfo.compress_size, zinfo.CRC = len(data), 0, 0
+            raise error
 
     def close(self) -> None:
         if self._delegate is not None:

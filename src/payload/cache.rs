@@ -11,8 +11,6 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// Below this, zlib is about as quick as a lookup.
-const SMALLEST_CACHED: usize = 1024;
 /// What the cache may hold (data and deflated bytes together).
 const DEFAULT_BUDGET: usize = 64 << 20;
 
@@ -102,20 +100,18 @@ fn process_cache() -> &'static Mutex<DeflateCache> {
     CACHE.get_or_init(|| Mutex::new(DeflateCache::new(DEFAULT_BUDGET)))
 }
 
-/// The stored stream for `data`, from the process cache (None: not there, too small to be
-/// cached, or the cache busy).
+/// The stored stream for `data`, from the process cache (None: not there, or the cache
+/// busy).
+///
+/// Every entry is cached, however small: zlib's set-up alone (deflateInit allocates and
+/// clears some 256 KiB of state) costs more than a lookup, and payloads hold many tiny
+/// package `__init__.py` files.
 pub fn lookup(crc: u32, data: &[u8]) -> Option<Arc<Vec<u8>>> {
-    if data.len() < SMALLEST_CACHED {
-        return None;
-    }
     process_cache().try_lock().ok()?.get(crc, data)
 }
 
 /// Offer a freshly deflated stream to the process cache.
 pub fn remember(crc: u32, data: &[u8], deflated: &Arc<Vec<u8>>) {
-    if data.len() < SMALLEST_CACHED {
-        return;
-    }
     if let Ok(mut cache) = process_cache().try_lock() {
         cache.insert(crc, data, deflated);
     }

@@ -377,6 +377,107 @@ impl PayloadZipWriter {
         ))
     }
 
+    /// Many `add`s in one call, the GIL released once: `entries` is a list of tuples of
+    /// `add`'s arguments (without `precompressed`).  Returns what each written entry's
+    /// `ZipInfo` gets, in order, and the exception that stopped the batch (or None): the
+    /// entries before it stay written, as a loop of `writestr` would leave them.
+    fn add_many(
+        &mut self,
+        py: Python<'_>,
+        entries: &Bound<'_, PyAny>,
+    ) -> PyResult<(Vec<WrittenFields>, Option<Py<PyAny>>)> {
+        type Fields<'py> = (
+            String,
+            Bound<'py, PyAny>,
+            i64,
+            i64,
+            i64,
+            i64,
+            i64,
+            i64,
+            i64,
+            Vec<u8>,
+            Vec<u8>,
+            Bound<'py, PyAny>,
+        );
+        let mut batch: Vec<(EntryInfo, Data)> = Vec::new();
+        for item in entries.try_iter()? {
+            let fields: Fields<'_> = item?.extract()?;
+            let (
+                name,
+                date_time,
+                method,
+                system,
+                create,
+                extract,
+                reserved,
+                internal,
+                external,
+                extra,
+                comment,
+                data,
+            ) = fields;
+            batch.push((
+                EntryInfo {
+                    name,
+                    date_time: extract_date_time(&date_time)?,
+                    method: method_from(method)?,
+                    create_system: system,
+                    create_version: create,
+                    extract_version: extract,
+                    reserved,
+                    internal_attr: internal,
+                    external_attr: external,
+                    extra,
+                    comment,
+                },
+                Data::extract(&data)?,
+            ));
+        }
+        let writer = self.writer.as_mut().ok_or_else(|| {
+            PyValueError::new_err("Attempt to write to ZIP archive that was already closed")
+        })?;
+        let outcome = py.detach(|| {
+            catch_unwind(AssertUnwindSafe(|| {
+                let mut written = Vec::with_capacity(batch.len());
+                for (info, data) in batch {
+                    match writer.add(info, data.as_slice()) {
+                        Ok(entry) => written.push(entry),
+                        Err(err) => return (written, Some(err)),
+                    }
+                }
+                (written, None)
+            }))
+        });
+        let (written, error) = match outcome {
+            Ok(done) => done,
+            Err(_) => {
+                return Err(PyRuntimeError::new_err(
+                    "internal error in ansible_accel's zip writer (a bug: please report it)",
+                ))
+            }
+        };
+        let fields = written
+            .into_iter()
+            .map(|w| {
+                (
+                    w.header_offset,
+                    w.crc,
+                    w.compress_size,
+                    w.file_size,
+                    w.flag_bits,
+                    w.external_attr,
+                    w.create_version,
+                    w.extract_version,
+                )
+            })
+            .collect();
+        Ok((
+            fields,
+            error.map(|e| raise(py, e).into_value(py).into_any()),
+        ))
+    }
+
     /// `close()`: the whole archive (what the BytesIO holds).  The writer is spent.
     fn finish(&mut self, py: Python<'_>, comment: Vec<u8>) -> PyResult<Py<PyBytes>> {
         let writer = self

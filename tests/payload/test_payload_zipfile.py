@@ -183,3 +183,62 @@ def test_an_entry_too_large_for_its_headers_fails_and_leaves_what_zipfile_leaves
     assert got == expected
     assert errors[0] == errors[1]
     assert native.namelist() == ref.namelist() == ["ok"]
+
+
+@pytest.mark.parametrize("compression", [zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED])
+@pytest.mark.parametrize("case", ["plain", "duplicate", "str_data", "after_writestr", "level"])
+def test_writestr_many_is_a_loop_of_writestr(case, compression):
+    """``writestr_many`` (the finder path's batch) leaves what the same ``writestr`` calls
+    leave: bytes, ZipInfo objects, warnings."""
+    def items():
+        made = []
+        for i, data in enumerate([b"", b"x" * 3000, b"import os\n" * 40, bytes(range(256)) * 9]):
+            zinfo = zipfile.ZipInfo(filename=f"pkg/m{i}.py", date_time=DT)
+            zinfo.compress_type = compression
+            made.append((zinfo, data))
+        if case == "duplicate":
+            again = zipfile.ZipInfo(filename="pkg/m1.py", date_time=DT)
+            again.compress_type = compression
+            made.append((again, b"again\n"))
+        if case == "str_data":
+            made[2] = (made[2][0], "text é\n")
+        if case == "level":
+            made[1][0]._compresslevel = 1
+        return made
+
+    expected_buffer = io.BytesIO()
+    expected_archive = zipfile.ZipFile(expected_buffer, mode="w", compression=compression)
+    got_buffer = io.BytesIO()
+    got_archive = payload.PayloadZipFile(got_buffer, compression)
+    with _warnings() as caught:
+        for archive, many in ((expected_archive, False), (got_archive, True)):
+            if case == "after_writestr":
+                archive.writestr(zipfile.ZipInfo("first.py", DT), b"first\n")
+            if many:
+                archive.writestr_many(items())
+            else:
+                for zinfo, data in items():
+                    archive.writestr(zinfo, data)
+    messages = [str(w.message) for w in caught]
+    assert messages[: len(messages) // 2] == messages[len(messages) // 2:]
+    assert infos(got_archive) == infos(expected_archive)
+    expected_archive.close()
+    got_archive.close()
+    assert got_buffer.getvalue() == expected_buffer.getvalue()
+
+
+def _warnings():
+    import warnings
+
+    manager = warnings.catch_warnings(record=True)
+
+    class Recording:
+        def __enter__(self):
+            caught = manager.__enter__()
+            warnings.simplefilter("always")
+            return caught
+
+        def __exit__(self, *exc):
+            return manager.__exit__(*exc)
+
+    return Recording()

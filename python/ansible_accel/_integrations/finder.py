@@ -8,9 +8,13 @@ instead of compile() + ``ModuleDepFinder``, the source is scanned by the native 
 the answer is cached for the process keyed by the file's full content (plus its name and
 package-ness), so a changed file is never served stale.
 
-Where legacy ``module_utils`` files live is remembered too (see "where legacy module_utils
-live" below): only side-effect-free answers, re-checked against the directories' stat
-stamps each walk, the file content always read afresh.
+Where ``module_utils`` files live is remembered too (``_finder_locate``): only
+side-effect-free answers, re-checked against the directories' stat stamps each walk.  And a
+walk with no side effects at all is remembered whole (``_finder_closure``): the next walk of
+the same module only re-checks the stat stamps of everything it depended on and writes the
+remembered files (into the ``payload`` path's writer in one native call).  Those closures
+are also left on disk (``_finder_disk``), for the forked workers of a run and later runs,
+whose memory starts empty; ``ANSIBLE_ACCEL_FINDER_DISK=0`` keeps them in memory only.
 
 A file the scanner will not answer exactly (see ``ansible_accel.finder``) goes through
 ansible-core's own compile() + ``ModuleDepFinder``, counted as a fallback with its reason, so
@@ -26,14 +30,15 @@ import inspect
 import os
 import pathlib
 import threading
-import time
 import typing as t
 
 from .. import _counters, _native
-import importlib.machinery
-
 from .._activation import Patch, Unavailable, core_minor
 from ..finder import EVERY_LISTED_NODE, POSITIONED_NODES
+from . import _finder_closure as closure_memo
+from . import _finder_locate as locate_memo
+from . import _finder_write
+from ._finder_locate import _located  # noqa: F401 - the location memo, looked at by tests
 
 PATH = "finder"
 
@@ -69,8 +74,11 @@ os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def clear_cache() -> None:
+    """Forget every scan, location and closure this process remembers."""
     with _cache_lock:
         _cache.clear()
+    locate_memo.clear()
+    closure_memo.clear()
 
 
 class _Walk:
@@ -82,6 +90,8 @@ class _Walk:
         # 2.21+ ModuleDepFinder takes the source and compiles it; 2.19/2.20 take a tree.
         self.finder_takes_source = minor >= 21
         self.has_embeds = minor >= 21
+        # ansible-core's own _make_zinfo, whose ZipInfo the batch write reproduces
+        self.make_zinfo = mc._make_zinfo
 
 
 def _scan(walk: _Walk, module_fqn: str, source: bytes | str, is_pkg_init: bool, *, event: str | None = None) -> _Scan | None:
@@ -180,163 +190,6 @@ def _always_required(mc: t.Any, profile: str, extension_manager: t.Any) -> list:
     return required
 
 
-# --- where legacy module_utils live, remembered ---------------------------------------------
-#
-# Locating is most of a warm walk: every `from ansible.module_utils.x import name` makes a
-# LegacyModuleUtilLocator probe the search path for `x.name`, look up plugin routing for it,
-# then probe for `x`.  Only answers with no side effects are remembered: a .py file found on
-# disk, with no redirect and no routing entry for a name tried before it (those emit
-# deprecations, so they always run ansible-core's locator).  A remembered answer is used only
-# while every directory searched still has the same stat stamp (an entry added, removed or
-# renamed changes it; stamps too close to "now" to be trusted are never remembered) and the
-# routing is still absent; the file itself is read afresh each walk, so its content is never
-# remembered here.
-
-# stamps within this many ns of "now" may share a clock tick with a later change
-_RACY_NS = 2_000_000_000
-
-
-class _Located(t.NamedTuple):
-    fq_name_parts: tuple[str, ...]
-    output_path: str
-    is_package: bool
-    path: str
-    skipped_remainders: tuple[str, ...]  # routing keys that must stay absent
-    dir_stamps: tuple[tuple[str, t.Any], ...]
-
-
-_located: dict[tuple, _Located] = {}
-
-
-def _stamp(path: str) -> t.Any:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
-
-
-class _WalkChecks:
-    """Stat stamps and routing answers, looked up once per walk."""
-
-    def __init__(self, mc: t.Any) -> None:
-        self.mc = mc
-        self.stamps: dict[str, t.Any] = {}
-        self.routing: dict[str, bool] = {}
-        self._metadata: t.Any = None
-
-    def stamp(self, path: str) -> t.Any:
-        if path not in self.stamps:
-            self.stamps[path] = _stamp(path)
-        return self.stamps[path]
-
-    def unrouted(self, remainder: str) -> bool:
-        """True when ansible.builtin has no module_utils routing entry for ``remainder``."""
-        if remainder not in self.routing:
-            mc = self.mc
-            try:
-                if self._metadata is None:
-                    self._metadata = mc._get_collection_metadata('ansible.builtin')
-                self.routing[remainder] = not mc._nested_dict_get(self._metadata, ['plugin_routing', 'module_utils', remainder])
-            except Exception:  # noqa: BLE001 - ansible-core's locator will raise or decide
-                self.routing[remainder] = False
-        return self.routing[remainder]
-
-
-class _RememberedLocation:
-    """What recursive_finder reads from a locator, for a remembered location."""
-
-    found = True
-    redirected = False
-
-    def __init__(self, mc: t.Any, located: _Located) -> None:
-        self._mc = mc
-        self._path = located.path
-        self._source = None
-        self.fq_name_parts = located.fq_name_parts
-        self.output_path = located.output_path
-        self.is_package = located.is_package
-
-    @property
-    def source_code(self) -> t.Any:
-        if self._source is None:  # read as the locator reads, and only if the walk needs it
-            self._source = self._mc.Origin(path=self._path).tag(self._mc._slurp(self._path))
-        return self._source
-
-
-def _searched_dirs(candidate: tuple[str, ...], module_utils_paths: list[str]) -> list[str]:
-    relative = candidate[2:]
-    if len(relative) == 1:
-        return list(module_utils_paths)
-    return [os.path.join(p, *relative[:-1]) for p in module_utils_paths]
-
-
-def _legacy_locator(mc: t.Any, entry: t.Any, module_utils_paths: list[str], checks: _WalkChecks) -> t.Any:
-    locator_type = mc.LegacyModuleUtilLocator
-    key = (locator_type, entry.name_parts, entry.is_ambiguous, entry.child_is_redirected, tuple(module_utils_paths))
-    located = _located.get(key)
-    if located is not None:
-        if all(checks.stamp(d) == s for d, s in located.dir_stamps) and all(
-                checks.unrouted(r) for r in located.skipped_remainders):
-            _counters.extra(PATH, "location_memo_hit")
-            return _RememberedLocation(mc, located)
-        with _cache_lock:
-            _located.pop(key, None)
-    # Stamp what the locator may search *before* it searches: a change after this point then
-    # shows as a different stamp next time, never as a stale answer.
-    parts = entry.name_parts
-    possible = [parts, parts[:-1], ('ansible', 'module_utils', 'six')]
-    for candidate in possible:
-        if len(candidate) > 2:
-            for directory in _searched_dirs(candidate, module_utils_paths):
-                checks.stamp(directory)
-    info = locator_type(parts, is_ambiguous=entry.is_ambiguous, mu_paths=module_utils_paths,
-                        child_is_redirected=entry.child_is_redirected)
-    if type(info) is locator_type:
-        _remember(key, info, module_utils_paths, checks)
-    return info
-
-
-def _remember(key: tuple, info: t.Any, module_utils_paths: list[str], checks: _WalkChecks) -> None:
-    spec = getattr(info, '_info', None)
-    if not info.found or info.redirected or spec is None or spec.origin is None:
-        return
-    if os.path.splitext(spec.origin)[1] not in importlib.machinery.SOURCE_SUFFIXES:
-        return
-    candidates = list(info.candidate_names)
-    if info.fq_name_parts not in candidates[:2]:
-        return
-    tried = candidates[:candidates.index(info.fq_name_parts) + 1]
-    skipped = tuple('.'.join(c[2:]) for c in tried[:-1])
-    if not all(checks.unrouted(r) for r in skipped):
-        return
-    dirs = [d for c in tried for d in _searched_dirs(c, module_utils_paths)]
-    if not all(d in checks.stamps for d in dirs):
-        return
-    # the file's own stamp too: a permission change must reach ansible-core's locator
-    stamps = tuple((d, checks.stamps[d]) for d in dirs) + ((spec.origin, checks.stamp(spec.origin)),)
-    trusted_before = time.time_ns() - _RACY_NS
-    if any(s is not None and max(s[2], s[3]) > trusted_before for _, s in stamps):
-        return
-    located = _Located(tuple(info.fq_name_parts), info.output_path, info.is_package, spec.origin, skipped, stamps)
-    with _cache_lock:
-        if len(_located) >= _CACHE_LIMIT:
-            _located.clear()
-        _located[key] = located
-
-
-def _locate(mc: t.Any, entry: t.Any, module_utils_paths: list[str], checks: _WalkChecks) -> t.Any:
-    """The locator for ``entry``, or None (after ansible-core's warning) for other names."""
-    parts = entry.name_parts
-    if parts[0:2] == ('ansible', 'module_utils'):
-        return _legacy_locator(mc, entry, module_utils_paths, checks)
-    if parts[0] == 'ansible_collections':
-        return mc.CollectionModuleUtilLocator(parts, is_ambiguous=entry.is_ambiguous,
-                                              child_is_redirected=entry.child_is_redirected, is_optional=entry.is_optional)
-    mc.display.warning('ModuleDepFinder improperly found a non-module_utils import %s' % [parts])
-    return None
-
-
 def _module_utils_paths(mc: t.Any) -> list[str]:
     paths = [p for p in mc.module_utils_loader._get_paths(subdirs=False) if os.path.isdir(p)]
     paths.append(mc._MODULE_UTILS_PATH)
@@ -361,10 +214,13 @@ def _entry_fields(entry: t.Any) -> tuple:
 
 
 def _walk_module_utils(walk: _Walk, module_fqn: str, pending: list, found: dict, embeds: set | None,
-                       module_utils_paths: list[str]) -> None:
-    """Locate and scan every module_util reachable from ``pending``, into ``found``."""
+                       module_utils_paths: list[str], recorder: closure_memo.Recorder | None) -> None:
+    """Locate and scan every module_util reachable from ``pending``, into ``found``; what the
+    walk depended on goes to ``recorder``."""
     mc = walk.mc
-    checks = _WalkChecks(mc)
+    checks = locate_memo.WalkChecks(mc)
+    if recorder is not None:
+        recorder.checks = checks
     # ansible-core sorts its list and takes the first entry each round; a heap of the same
     # field tuples pops the very same entry (equal tuples are identical entries), cheaper.
     pending = [_Entry(*_entry_fields(e)) for e in pending]
@@ -373,7 +229,9 @@ def _walk_module_utils(walk: _Walk, module_fqn: str, pending: list, found: dict,
         entry = heapq.heappop(pending)
         if entry.name_parts in found:
             continue
-        info = _locate(mc, entry, module_utils_paths, checks)
+        info, located = locate_memo.locate(mc, entry, module_utils_paths, checks)
+        if recorder is not None:
+            recorder.located(located)
         if info is None:
             continue
         if not info.found:
@@ -384,6 +242,10 @@ def _walk_module_utils(walk: _Walk, module_fqn: str, pending: list, found: dict,
         if info.fq_name_parts in found:
             continue
         scan = _scan_module_util(walk, '.'.join(info.fq_name_parts), info.source_code, info.is_package)
+        if recorder is not None:
+            if type(scan) is not _Scan:
+                recorder.ok = False
+            recorder.found(info.fq_name_parts, info.output_path, info.source_code)
         if embeds is not None:
             embeds.update(scan.embeds)
         for m in scan.submodules:
@@ -409,25 +271,30 @@ def _start(walk: _Walk, name: str, module_fqn: str, module_data: t.Any, extensio
         embeds = finder.embeds.copy() if isinstance(finder.embeds, set) else set()
     if not isinstance(metadata, mc.ModuleMetadataV1):
         raise NotImplementedError()
+    memo_key = None
+    if type(finder) is _Scan and not embeds:
+        memo_key = closure_memo.key(name, module_fqn, module_data, module_utils_paths, metadata.serialization_profile,
+                                    extension_manager)
+    shared = os.environ.get("ANSIBLE_ACCEL_FINDER_DISK", "1") != "0"
+    if memo_key is not None:
+        closure = closure_memo.lookup(mc, memo_key, mc._get_collection_metadata, shared)
+        if closure is not None:
+            for parts, output_path, source in closure.files:
+                found[parts] = (source, output_path)
+            return found, metadata, embeds
+    recorder = closure_memo.Recorder(mc) if memo_key is not None else None
     pending = [mc._ModuleUtilsProcessEntry(m, True, False, is_optional=m in finder.optional_imports) for m in finder.submodules]
     pending.extend(_always_required(mc, metadata.serialization_profile, extension_manager))
-    _walk_module_utils(walk, module_fqn, pending, found, embeds, module_utils_paths)
+    _walk_module_utils(walk, module_fqn, pending, found, embeds, module_utils_paths, recorder)
+    if recorder is not None and not embeds:
+        recorder.store(memo_key, recorder.checks.collection_metadata, shared)
     return found, metadata, embeds
-
-
-def _note_source_mapping(mc: t.Any, extension_manager: t.Any, source_code: t.Any, file_name: str) -> None:
-    if extension_manager.debugger_enabled and (origin := mc.Origin.get_tag(source_code)) and origin.path:
-        extension_manager.source_mapping[origin.path] = file_name
 
 
 def _recursive_finder_2_19(walk: _Walk):
     def recursive_finder(name, module_fqn, module_data, zf, date_time, extension_manager):
-        mc = walk.mc
         found, metadata, _ = _start(walk, name, module_fqn, module_data, extension_manager)
-        for source_code, file_name in found.values():
-            zf.writestr(mc._make_zinfo(file_name, date_time, zf=zf), source_code)
-            _note_source_mapping(mc, extension_manager, source_code, file_name)
-            mc.display.vvvvv("Including module_utils file %s" % mc.to_text(file_name, errors='surrogate_or_strict'))
+        _finder_write.write_found(walk, found, zf, date_time, extension_manager, None)
         return metadata
 
     return recursive_finder
@@ -438,58 +305,12 @@ def _recursive_finder_2_21(walk: _Walk):
         mc = walk.mc
         found, metadata, embeds = _start(walk, name, module_fqn, module_data, extension_manager)
         written: set[str] = set()
-        for source_code, file_name in found.values():
-            mc.display.vvvvv("Including module_utils file %s" % mc.to_text(file_name, errors='surrogate_or_strict'))
-            zf.writestr(mc._make_zinfo(file_name, date_time, zf=zf), source_code)
-            written.add(file_name)
-            _note_source_mapping(mc, extension_manager, source_code, file_name)
+        _finder_write.write_found(walk, found, zf, date_time, extension_manager, written)
         if embeds:
-            _write_embeds(mc, embeds, zf, date_time, written)
+            _finder_write.write_embeds(mc, embeds, zf, date_time, written)
         return metadata
 
     return recursive_finder
-
-
-def _embed_root(mc: t.Any, package: str, roots: dict[str, pathlib.Path]) -> pathlib.Path:
-    parts = package.split('.')
-    if parts[0] == 'ansible':
-        key, up = 'ansible', 0
-    elif parts[0] == 'ansible_collections':
-        key, up = '.'.join(parts[:3]), 2
-    else:
-        return None
-    if key not in roots:
-        files = mc.ir_files(key)
-        roots[key] = files.parent if up == 0 else files.parents[up]
-    return roots[key]
-
-
-def _write_embeds(mc: t.Any, embeds: set, zf: t.Any, date_time: t.Any, written: set[str]) -> None:
-    """Resources requested through EmbedManager.embed() (2.21+), with their package inits."""
-    roots: dict[str, pathlib.Path] = {}
-    for embed in embeds:
-        try:
-            path_context = embed.path_context_manager
-        except ModuleNotFoundError as ex:
-            raise mc.AnsibleError('Embed package not found while packaging module.', obj=embed.package) from ex
-        with path_context as path:
-            if not path.is_file():
-                raise mc.AnsibleError(f'Embed resource {embed.resource!r} not found while packaging module.', obj=embed.resource)
-            root = _embed_root(mc, embed.package, roots)
-            if root is None:
-                raise mc.AnsibleError('Embed must be an ansible/ansible_collections resource.', obj=embed.resource)
-            relative = path.relative_to(root)
-            mc.display.vvvvv(f"Including embed file {relative}")
-            zf.writestr(mc._make_zinfo(file_name := str(relative), date_time, zf=zf), path.read_bytes())
-            written.add(file_name)
-            for parent in relative.parents:
-                if not parent.name:
-                    continue
-                init = str(parent / '__init__.py')
-                if init not in written:
-                    mc.display.vvvvv(f"Including parent init file {init}")
-                    zf.writestr(mc._make_zinfo(init, date_time, zf=zf), b'')
-                    written.add(init)
 
 
 def plan() -> list[Patch]:
@@ -507,6 +328,7 @@ def plan() -> list[Patch]:
         raise Unavailable(f"_ModuleUtilsProcessEntry has unexpected fields {fields}")
     global _active_walk
     walk = _active_walk = _Walk(mc, minor)
+    closure_memo.set_original_guards(mc)
     drop_in = _recursive_finder_2_19(walk) if minor < 21 else _recursive_finder_2_21(walk)
     drop_in.__doc__ = mc.recursive_finder.__doc__
     drop_in.__wrapped_original__ = mc.recursive_finder
@@ -526,6 +348,7 @@ _prewarm_thread: threading.Thread | None = None
 
 def _prewarm(walk: _Walk) -> None:
     root = pathlib.Path(walk.mc._MODULE_UTILS_PATH).resolve()
+    sources = []
     for path in sorted(root.rglob("*.py")):
         parts = ("ansible", "module_utils") + path.relative_to(root).with_suffix("").parts
         is_pkg_init = parts[-1] == "__init__"
@@ -533,7 +356,14 @@ def _prewarm(walk: _Walk) -> None:
             source = path.read_bytes()
         except OSError:
             continue
+        sources.append(source)
         _scan(walk, ".".join(parts[:-1] if is_pkg_init else parts), source, is_pkg_init, event="prewarm_scan")
+    # the payload writer's one-off check of the native zlib, answered once for every worker,
+    # and the deflate streams of those same files, which every payload carries
+    from ..payload import native_zlib_matches, warm_cache
+
+    if native_zlib_matches():
+        warm_cache(sources)
 
 
 def wait_for_prewarm() -> None:
@@ -557,5 +387,3 @@ def after_install() -> None:
 def before_uninstall() -> None:
     wait_for_prewarm()
     clear_cache()
-    with _cache_lock:
-        _located.clear()

@@ -13,9 +13,9 @@ view of zipfile whose ``ZipFile`` opens an ``ansible_accel.payload.PayloadZipFil
 call is that call (a fresh BytesIO, mode 'w', stored or deflated, no level).  Whatever
 writes the entries (ansible-core's ``recursive_finder`` or the ``finder`` path's
 replacement) writes into it unchanged through ``writestr``, so the two paths compose.
-Deflated entries are shared between the run's forked workers through a directory beside
-ansible-core's ``ansiballz_cache`` (``ansible_accel.payload`` explains why a stream read
-from there is always the one zlib would write).
+Deflated entries are shared between the run's forked workers, and with later runs, through
+a directory beside the runs' local tmp directories (``ansible_accel.payload`` explains why a
+stream read from there is always the one zlib would write).
 Counters: one ``native`` per payload written natively; a fallback, with its reason, per
 payload written by zipfile (other compressions, a writer handed over to zipfile).
 """
@@ -23,6 +23,7 @@ payload written by zipfile (other compressions, a writer handed over to zipfile)
 from __future__ import annotations
 
 import io
+import os
 import types
 import typing as t
 import zipfile
@@ -101,15 +102,18 @@ def _open_zipfile(
 
 
 def _shared_cache_dir() -> str | None:
-    """Where the workers of this run share deflated entries: beside ansible-core's own
-    ``ansiballz_cache``, in the run's private local temporary directory."""
+    """Where the workers of this run, and later runs, share deflated entries: beside the
+    runs' private local temporary directories (ansible-core's ``DEFAULT_LOCAL_TMP`` root).
+    Streams are keyed by content and checked byte for byte, so sharing them across runs
+    never serves one for other data."""
     from ansible import constants as C
 
     try:
         local_tmp = C.DEFAULT_LOCAL_TMP
     except Exception:  # noqa: BLE001 - no usable local tmp: no shared cache, nothing else changes
         local_tmp = None
-    cache_dir = private_cache_dir(local_tmp) if isinstance(local_tmp, str) else None
+    # the root of the runs' local tmp directories, so later runs find the streams too
+    cache_dir = private_cache_dir(os.path.dirname(local_tmp)) if isinstance(local_tmp, str) else None
     if cache_dir is None:
         _counters.extra(PATH, "no private local tmp for the shared deflate cache")
     return cache_dir

@@ -1,0 +1,208 @@
+"""The whole located closure of a module, remembered for the process (the ``finder`` path).
+
+A warm walk is, for every file of the closure, a location (stat calls and import machinery)
+and a scan-cache lookup, all to arrive at the same list of files as last time.  So a walk
+with no side effects (every location plain: no redirect, no routing entry, no missing
+optional import, no fallback scan, no embed, no warning) is remembered as its result: the
+ordered files it found (name, zip name, content) and the stat stamp of every file and
+directory any of its answers depended on.  The next walk for the same module (same content,
+same search paths, same serialisation profile and extensions, same collection loader) only
+checks that every stamp is unchanged and writes the remembered files.
+
+Stamps are (device, inode, size, mtime_ns, ctime_ns, mode) and never younger than a couple of
+seconds when remembered (see ``_finder_locate.trusted``): a rewrite of a file changes its
+ctime even when size and mtime are put back, an entry added to or removed from a searched
+directory changes the directory's.  Anything not plain is walked the full way every time.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import typing as t
+
+from .. import _counters
+from . import _finder_disk
+from ._finder_locate import Located, Stamp, trusted
+
+PATH = "finder"
+# Closures kept per process; past this many the memo starts again.
+_CACHE_LIMIT = 1024
+
+# module_common names a walk uses: a memo hit requires each to be what it was when the
+# closure was recorded (a caller or a test may replace any of them).
+_GUARDED = (
+    "LegacyModuleUtilLocator", "CollectionModuleUtilLocator", "ModuleDepFinder", "_slurp", "Origin",
+    "_get_collection_metadata", "_nested_dict_get", "_compile_module_ast", "_MODULE_UTILS_PATH",
+)  # fmt: skip
+
+
+class Closure(t.NamedTuple):
+    guards: tuple
+    # (fq_name_parts, zip name, source as the walk found it), in the order found
+    files: tuple[tuple[tuple[str, ...], str, t.Any], ...]
+    stamps: tuple[tuple[str, Stamp], ...]
+    # (collection, its routing metadata object): still the one in use
+    metadata: tuple[tuple[str, t.Any], ...]
+
+
+_closures: dict[tuple, Closure] = {}
+_lock = threading.Lock()
+
+
+def _after_fork_in_child() -> None:
+    global _lock
+    _lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def clear() -> None:
+    with _lock:
+        _closures.clear()
+
+
+def guards(mc: t.Any) -> tuple:
+    return tuple(getattr(mc, name, None) for name in _GUARDED)
+
+
+def collection_loader() -> t.Any:
+    from ansible.utils.collection_loader import AnsibleCollectionConfig
+
+    return AnsibleCollectionConfig.collection_finder
+
+
+def key(name: str, module_fqn: str, module_data: t.Any, module_utils_paths: list[str], profile: t.Any,
+        extension_manager: t.Any) -> tuple | None:
+    """The memo key of a walk, or None when one part cannot be a key."""
+    try:
+        data = module_data.encode('utf-8', 'surrogatepass') if isinstance(module_data, str) else bytes(module_data)
+        result = (name, module_fqn, isinstance(module_data, str), data, tuple(module_utils_paths), profile,
+                  tuple(extension_manager.module_names), id(collection_loader()))
+        hash(result)
+    except Exception:  # noqa: BLE001 - an unusual argument: walk the full way
+        return None
+    return result
+
+
+_original_guards: tuple | None = None
+
+
+def set_original_guards(mc: t.Any) -> None:
+    """module_common's names as installed: only walks made with them are shared on disk."""
+    global _original_guards
+    _original_guards = guards(mc)
+
+
+def _unchanged(stamps: t.Iterable[tuple[str, Stamp]]) -> bool:
+    stat = os.stat
+    for path, expected in stamps:
+        try:
+            st = stat(path)
+        except OSError:
+            if expected is None:
+                continue
+            return False
+        if (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode) != expected:
+            return False
+    return True
+
+
+def lookup(mc: t.Any, memo_key: tuple, metadata_of: t.Callable[[str], t.Any], shared: bool) -> Closure | None:
+    """The remembered closure for ``memo_key`` if nothing it depended on changed: from this
+    process's memory, else (``shared``) from a record on disk."""
+    closure = _closures.get(memo_key)
+    if closure is not None:
+        if closure.guards == guards(mc) and all(metadata_of(c) is m for c, m in closure.metadata) and _unchanged(closure.stamps):
+            _counters.extra(PATH, "closure_memo_hit")
+            return closure
+        with _lock:
+            _closures.pop(memo_key, None)
+    if not shared or _original_guards is None or guards(mc) != _original_guards:
+        return None
+    return _from_disk(mc, memo_key, metadata_of)
+
+
+def _from_disk(mc: t.Any, memo_key: tuple, metadata_of: t.Callable[[str], t.Any]) -> Closure | None:
+    try:
+        closure = _read_record(mc, memo_key, metadata_of)
+    except Exception:  # noqa: BLE001 - any doubt is a miss: ansible-core's own walk then runs
+        return None
+    if closure is not None:
+        _keep(memo_key, closure)
+        _counters.extra(PATH, "closure_disk_hit")
+    return closure
+
+
+def _read_record(mc: t.Any, memo_key: tuple, metadata_of: t.Callable[[str], t.Any]) -> Closure | None:
+    record = _finder_disk.load(mc, memo_key)
+    if record is None:
+        return None
+    files, stamps, collections = record
+    if not _unchanged(stamps):
+        return None
+    found = []
+    for parts, output_path, origin in files:
+        if origin is None:
+            source = b''
+        else:
+            try:
+                with open(origin, 'rb') as f:  # as the locators read (the stamps say it is the same file)
+                    data = f.read()
+            except FileNotFoundError:
+                if not origin.endswith('/__init__.py'):
+                    return None
+                data = b''  # a collection package without one: the collection loader gives b''
+            source = mc.Origin(path=origin).tag(data)
+        found.append((parts, output_path, source))
+    metadata = tuple((c, metadata_of(c)) for c in collections)
+    return Closure(guards(mc), tuple(found), tuple(stamps), metadata)
+
+
+def _keep(memo_key: tuple, closure: Closure) -> None:
+    with _lock:
+        if len(_closures) >= _CACHE_LIMIT:
+            _closures.clear()
+        _closures[memo_key] = closure
+
+
+class Recorder:
+    """Collects, during a full walk, what a closure needs; ``ok`` turns False at the first
+    thing that must not be remembered."""
+
+    def __init__(self, mc: t.Any) -> None:
+        self.ok = True
+        self.mc = mc
+        self.guards = guards(mc)
+        self.files: list[tuple[tuple[str, ...], str, t.Any]] = []
+        self.stamps: dict[str, Stamp] = {}
+        self.collections: set[str] = set()
+        self.checks: t.Any = None  # the walk's WalkChecks, set by the walk
+
+    def located(self, located: Located | None) -> None:
+        if located is None:
+            self.ok = False
+            return
+        self.stamps.update(located.dir_stamps)
+        if located.collection is not None:
+            self.collections.add(located.collection)
+
+    def found(self, fq_name_parts: tuple[str, ...], output_path: str, source: t.Any) -> None:
+        self.files.append((tuple(fq_name_parts), output_path, source))
+
+    def store(self, memo_key: tuple | None, metadata_of: t.Callable[[str], t.Any], shared: bool) -> None:
+        if not self.ok or memo_key is None or not trusted(self.stamps.items()):
+            return
+        collections = sorted(self.collections)
+        try:
+            metadata = tuple((c, metadata_of(c)) for c in collections)
+        except Exception:  # noqa: BLE001 - not rememberable then
+            return
+        _keep(memo_key, Closure(self.guards, tuple(self.files), tuple(self.stamps.items()), metadata))
+        if shared and _original_guards is not None and self.guards == _original_guards:
+            origins = []
+            for parts, output_path, source in self.files:
+                origin = self.mc.Origin.get_tag(source)
+                origins.append((parts, output_path, origin.path if origin is not None else None))
+            _finder_disk.store(self.mc, memo_key, origins, self.stamps, collections)

@@ -1,0 +1,151 @@
+"""Remembered closures on disk, for the ``finder`` path: what a walk found, shared by the
+forked workers of a run and by later runs (each worker is a fresh process whose memory
+memo dies with it).
+
+A record holds no file content: the list of files found (Python name, zip name, the file
+read) and the stat stamp of every file and directory the walk's answers depended on, plus
+what a fresh process must also re-check: ansible.builtin's routing file, and for every
+collection used, each place the collection loader could find it.  It is used only while all
+of those stamps are unchanged (see ``_finder_closure``), and the files are then read afresh.
+Its name is a SHA-256 of everything else the walk depended on (ansible-core and accelerator
+versions, the module's own content, the module_utils search path, collection paths,
+serialisation profile, extensions).
+
+The directory sits beside ansible-core's per-run local temporary directories (under the
+configured ``DEFAULT_LOCAL_TMP`` root), only if that root is private to the user (mode 0700,
+owned by us), and is made 0700 itself.  Records are written to a temporary file and renamed
+into place, so concurrent workers only ever read whole records; an unreadable record is a
+miss.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import sys
+import typing as t
+
+from .. import __version__
+from ._finder_locate import Stamp, stamp, trusted
+
+FORMAT = 1
+_DIR_NAME = f"ansible_accel_finder_v{FORMAT}"
+_dir_for: dict[str, str | None] = {}
+
+
+def _private(path: str) -> bool:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077
+
+
+def directory() -> str | None:
+    """The records' directory for this run's local tmp root, made on first use; None when
+    there is no private place for it."""
+    try:
+        from ansible import constants as C
+
+        local_tmp = C.DEFAULT_LOCAL_TMP
+    except Exception:  # noqa: BLE001 - no local tmp: no records
+        return None
+    if not isinstance(local_tmp, str):
+        return None
+    if local_tmp in _dir_for:
+        return _dir_for[local_tmp]
+    root = os.path.dirname(local_tmp)
+    result = None
+    if _private(root):
+        path = os.path.join(root, _DIR_NAME)
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            pass
+        except OSError:
+            path = None
+        if path is not None and _private(path):
+            result = path
+    _dir_for[local_tmp] = result
+    return result
+
+
+def _collection_paths() -> list[str]:
+    from ansible.utils.collection_loader import AnsibleCollectionConfig
+
+    finder = AnsibleCollectionConfig.collection_finder
+    return [] if finder is None else list(AnsibleCollectionConfig.collection_paths)
+
+
+def record_name(mc: t.Any, memo_key: tuple) -> str | None:
+    name, module_fqn, is_text, data, module_utils_paths, profile, extensions, _ = memo_key
+    try:
+        identity = json.dumps([
+            FORMAT, __version__, mc.__version__, os.path.realpath(mc.__file__), list(sys.version_info[:2]),
+            name, module_fqn, is_text, hashlib.sha256(data).hexdigest(), list(module_utils_paths), str(profile),
+            list(extensions), _collection_paths(),
+        ])  # fmt: skip
+    except Exception:  # noqa: BLE001 - not describable: not shared
+        return None
+    return hashlib.sha256(identity.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def builtin_routing_file(mc: t.Any) -> str:
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(mc.__file__))), 'config', 'ansible_builtin_runtime.yml')
+
+
+def _cross_process_stamps(mc: t.Any, collections: t.Iterable[str]) -> list[tuple[str, Stamp]]:
+    """What a fresh process's answers depend on beyond the walk's own stamps: the routing of
+    ansible.builtin, and where the collection loader finds each collection."""
+    paths = [builtin_routing_file(mc)]
+    roots = _collection_paths()
+    for collection in collections:
+        if collection == 'ansible.builtin':
+            continue
+        namespace, name = collection.split('.', 1)
+        for root in roots:
+            paths += [os.path.join(root, 'ansible_collections'), os.path.join(root, 'ansible_collections', namespace),
+                      os.path.join(root, 'ansible_collections', namespace, name)]
+    return [(p, stamp(p)) for p in paths]
+
+
+def store(mc: t.Any, memo_key: tuple, files: list[tuple[tuple[str, ...], str, str | None]],
+          stamps: dict[str, Stamp], collections: t.Iterable[str]) -> None:
+    where, name = directory(), record_name(mc, memo_key)
+    if where is None or name is None:
+        return
+    extra = _cross_process_stamps(mc, collections)
+    if not trusted(extra):
+        return
+    record = {"files": [[list(parts), output, origin] for parts, output, origin in files],
+              "stamps": [[p, s] for p, s in list(stamps.items()) + extra], "collections": list(collections)}
+    target = os.path.join(where, name + ".json")
+    temp = f"{target}.{os.getpid()}.part"
+    try:
+        with open(temp, "w", encoding="utf-8", errors="surrogatepass") as f:
+            json.dump(record, f)
+        os.replace(temp, target)
+    except OSError:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+
+
+def load(mc: t.Any, memo_key: tuple) -> tuple[list, list[tuple[str, Stamp]], list[str]] | None:
+    """(files, stamps, collections) of this walk's record, or None (no record, or not
+    readable)."""
+    where, name = directory(), record_name(mc, memo_key)
+    if where is None or name is None:
+        return None
+    try:
+        with open(os.path.join(where, name + ".json"), encoding="utf-8", errors="surrogatepass") as f:
+            record = json.load(f)
+        files = [(tuple(parts), output, origin) for parts, output, origin in record["files"]]
+        stamps = [(p, None if s is None else tuple(s)) for p, s in record["stamps"]]
+        collections = [str(c) for c in record["collections"]]
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+    return files, stamps, collections

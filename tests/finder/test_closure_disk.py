@@ -1,0 +1,129 @@
+"""Closures remembered on disk: a fresh process (as every forked worker and every later run
+is) takes a walk from the record another process left, only while nothing the walk
+depended on changed; its answer always equals ansible-core's own at that moment."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+# One walk in a fresh interpreter: ansible-core's (ANSIBLE_ACCEL=0) or the accelerator's.
+WALK = r"""
+import datetime, hashlib, io, json, sys, zipfile
+from ansible.plugins.loader import init_plugin_loader
+init_plugin_loader()
+from ansible.executor import module_common as mc
+from ansible._internal._ansiballz import _builder
+from ansible._internal._datatag._tags import Origin
+import ansible_accel
+ansible_accel.install()
+module = sys.argv[1].encode()
+buffer = io.BytesIO()
+zf = mc.zipfile.ZipFile(buffer, mode="w", compression=zipfile.ZIP_DEFLATED)
+when = datetime.datetime(2024, 5, 6, 7, 8, 10, tzinfo=datetime.timezone.utc)
+metadata = mc.recursive_finder("probe", "ansible.modules.probe", Origin(path="/x/probe.py").tag(module), zf, when,
+                               _builder.ExtensionManager())
+zf.close()
+names = zipfile.ZipFile(io.BytesIO(buffer.getvalue())).namelist()
+events = ansible_accel.status()["finder"].get("events", {})
+print(json.dumps({"zip": hashlib.sha256(buffer.getvalue()).hexdigest(), "metadata": repr(metadata), "names": names,
+                  "disk_hits": events.get("closure_disk_hit", 0)}))
+"""
+
+MODULE = "from ansible.module_utils.basic import AnsibleModule\nfrom ansible.module_utils import accel_probe\n"
+
+
+@pytest.fixture
+def run(tmp_path):
+    local_tmp = tmp_path / "local_tmp"
+    local_tmp.mkdir(mode=0o700)
+    module_utils = tmp_path / "module_utils"
+    module_utils.mkdir()
+
+    def walk(accelerated: bool, module: str = MODULE) -> dict:
+        env = dict(os.environ, ANSIBLE_LOCAL_TEMP=str(local_tmp), ANSIBLE_MODULE_UTILS=str(module_utils),
+                   ANSIBLE_ACCEL="1" if accelerated else "0", ANSIBLE_ACCEL_FINDER_DISK="1")
+        out = subprocess.run([sys.executable, "-c", WALK, module], env=env, capture_output=True, text=True, check=True)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    walk.module_utils = module_utils
+    walk.records = local_tmp / "ansible_accel_finder_v1"
+    return walk
+
+
+def _same(a: dict, b: dict) -> bool:
+    return (a["zip"], a["metadata"], a["names"]) == (b["zip"], b["metadata"], b["names"])
+
+
+def _aged(path, seconds=100) -> None:
+    then = time.time() - seconds
+    os.utime(path, (then, then))
+
+
+def test_a_fresh_process_takes_the_walk_from_disk_and_never_a_stale_one(run):
+    probe = run.module_utils / "accel_probe.py"
+    probe.write_bytes(b"from ansible.module_utils import urls  \n")
+    time.sleep(2.2)  # older than the "too recent to trust" window of two seconds
+    expected = run(False)
+    first = run(True)
+    assert _same(first, expected) and first["disk_hits"] == 0
+    assert len(list(run.records.iterdir())) == 1
+    second = run(True)
+    assert _same(second, expected) and second["disk_hits"] == 1
+
+    # the same size, the same mtime, other content: the record must not be used
+    before = os.stat(probe)
+    probe.write_bytes(b"from ansible.module_utils import six   \n")
+    os.utime(probe, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert (os.stat(probe).st_size, os.stat(probe).st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    expected = run(False)
+    assert "ansible/module_utils/urls.py" not in expected["names"]
+    changed = run(True)
+    assert _same(changed, expected) and changed["disk_hits"] == 0
+
+    # a file appearing in a searched directory (shadowing a core module_util)
+    time.sleep(2.2)
+    run(True)
+    assert run(True)["disk_hits"] == 1
+    (run.module_utils / "basic.py").write_bytes(b"# shadowing basic\n")
+    expected = run(False)
+    shadowed = run(True)
+    assert _same(shadowed, expected) and shadowed["disk_hits"] == 0
+
+
+def test_an_unreadable_record_is_a_miss(run):
+    (run.module_utils / "accel_probe.py").write_bytes(b"x = 1\n")
+    time.sleep(2.2)
+    expected = run(False)
+    assert _same(run(True), expected)
+    (record,) = run.records.iterdir()
+    record.write_text("{not json")
+    got = run(True)
+    assert _same(got, expected) and got["disk_hits"] == 0
+
+
+def _has_collections() -> bool:
+    try:
+        import ansible_collections
+    except ImportError:
+        return False
+    return any(os.path.isdir(os.path.join(p, "ansible", "netcommon")) for p in ansible_collections.__path__)
+
+
+@pytest.mark.skipif(not _has_collections(), reason="the `ansible` community package is not installed in this environment")
+def test_a_collection_closure_with_a_package_without_init_comes_back_from_disk(run):
+    # check_point.mgmt's module_utils import ansible.netcommon's, whose `network` package
+    # directory has no __init__.py: the collection loader gives b'' for it
+    module = ("from ansible.module_utils.basic import AnsibleModule\n"
+              "from ansible_collections.check_point.mgmt.plugins.module_utils.checkpoint import api_call\n")
+    time.sleep(2.2)  # the test's module_utils directory, searched too, must be old enough to trust
+    expected = run(False, module)
+    first = run(True, module)
+    assert _same(first, expected)
+    second = run(True, module)
+    assert _same(second, expected) and second["disk_hits"] == 1
