@@ -163,7 +163,16 @@ def test_the_counters_show_bytecode_payloads_and_cache_hits(runs):
     assert counts["native"] >= 7, counts  # file, command, copy, stat, reporter, raiser, ping, ini_file
     assert counts["fallback"] == {}
     events = counts["events"]
-    assert events.get(f"for the target's Python {OWN} (local interpreter)", 0) >= 1, events
+    # ansible-core builds each module's payload once per run, for whichever host's worker gets
+    # there first (forks = 3): the plainly named host's (its local interpreter) or a templated
+    # one's (not known here: the controller's Python, the same version).  Every payload is one
+    # of the two; the local-interpreter route alone is checked by the compile-server test.
+    choices = {name: n for name, n in events.items() if name.startswith("for ")}
+    assert set(choices) <= {
+        f"for the target's Python {OWN} (local interpreter)",
+        f"for the controller's Python {OWN} (target interpreter not known)",
+    }, events
+    assert sum(choices.values()) == counts["native"], events
     assert events.get("cache hits", 0) > 0  # module_utils shared by the modules compiled once
     assert events.get("compiled", 0) > 0
 
