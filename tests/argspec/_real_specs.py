@@ -94,6 +94,10 @@ def _capture_one(path: str, name: str):
 
 
 def _worker(out: str, paths: list[str]) -> None:
+    """Capture ``paths`` in order, appending one pickled ``(path, result)`` record per module
+    to ``out`` as it goes: if this process dies (a module may kill it, or the alarm may fire
+    at an unlucky moment), the records written so far survive and the parent goes on after
+    the module that was running."""
     def alarm(*_):
         raise TimeoutError
 
@@ -101,22 +105,70 @@ def _worker(out: str, paths: list[str]) -> None:
     from ansible.module_utils import basic
 
     basic.AnsibleModule = _StandIn
-    results = {}
     devnull = open(os.devnull, "w")
-    for path in paths:
-        name = "_captured_" + path.replace("/", "_").replace(".", "_")
-        signal.alarm(PER_MODULE_SECONDS)
-        saved = sys.stdout, sys.stderr
-        sys.stdout = sys.stderr = devnull
+    with open(out, "ab") as records:
+        for path in paths:
+            name = "_captured_" + path.replace("/", "_").replace(".", "_")
+            saved = sys.stdout, sys.stderr
+            sys.stdout = sys.stderr = devnull
+            try:
+                signal.alarm(PER_MODULE_SECONDS)
+                try:
+                    result = _capture_one(path, name)
+                finally:
+                    signal.alarm(0)
+            except BaseException as ex:  # noqa: BLE001 - e.g. the alarm
+                result = f"failed: {type(ex).__name__}"
+            finally:
+                sys.stdout, sys.stderr = saved
+            pickle.dump((path, result), records)
+            records.flush()
+
+
+def _read_records(out: str) -> dict:
+    found: dict = {}
+    try:
+        with open(out, "rb") as handle:
+            while True:
+                try:
+                    path, result = pickle.load(handle)
+                except EOFError:
+                    break
+                except (pickle.UnpicklingError, ValueError, TypeError):
+                    break  # a record cut short when the worker died
+                found[path] = result
+    except OSError:
+        pass
+    return found
+
+
+def _capture(batch: list[str], out: str, scratch: str) -> dict:
+    """Every module of ``batch`` captured, a worker started again after any module that
+    killed or hung the previous one (that module is recorded as such)."""
+    results: dict = {}
+    pending = list(batch)
+    empty_runs = 0
+    while pending:
+        if os.path.exists(out):
+            os.remove(out)
         try:
-            results[path] = _capture_one(path, name)
-        except BaseException as ex:  # noqa: BLE001 - e.g. the alarm
-            results[path] = f"failed: {type(ex).__name__}"
-        finally:
-            signal.alarm(0)
-            sys.stdout, sys.stderr = saved
-    with open(out, "wb") as handle:
-        pickle.dump(results, handle)
+            subprocess.run([sys.executable, __file__, out, *pending], timeout=PER_MODULE_SECONDS * len(pending) + 60,
+                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           cwd=scratch, start_new_session=True)
+        except (subprocess.TimeoutExpired, OSError):
+            pass
+        records = _read_records(out)
+        results.update(records)
+        empty_runs = 0 if records else empty_runs + 1
+        rest = [path for path in pending if path not in results]
+        if rest:  # the worker stopped on rest[0]: record it, go on after it
+            doomed = rest if empty_runs >= 2 else rest[:1]  # twice nothing at all: it cannot start
+            results.update({path: "failed: worker died or hung" for path in doomed})
+            rest = rest[len(doomed):]
+        pending = rest
+    if os.path.exists(out):
+        os.remove(out)
+    return results
 
 
 def module_files() -> list[str]:
@@ -161,19 +213,7 @@ def load() -> dict:
     results: dict = {}
     scratch = tempfile.mkdtemp(prefix="argspec-capture-")  # modules may write logs where they run
     for start in range(0, len(files), BATCH):
-        batch = files[start:start + BATCH]
-        out = cache + f".part{start}"
-        try:
-            subprocess.run([sys.executable, __file__, out, *batch], timeout=PER_MODULE_SECONDS * len(batch) + 60,
-                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                           cwd=scratch, start_new_session=True)
-            with open(out, "rb") as handle:
-                results.update(pickle.load(handle))
-        except (subprocess.TimeoutExpired, OSError, EOFError, pickle.UnpicklingError):
-            results.update({path: "failed: worker died or hung" for path in batch if path not in results})
-        finally:
-            if os.path.exists(out):
-                os.remove(out)
+        results.update(_capture(files[start:start + BATCH], cache + f".part{start}", scratch))
     shutil.rmtree(scratch, ignore_errors=True)
     specs = {path: found for path, found in results.items() if isinstance(found, dict)}
     skipped: dict = {}

@@ -120,3 +120,15 @@ def test_real_specs_match_pure_python(captured):
     print(f"\nreal specs: {len(specs)} captured of {captured['modules']} modules (skipped: {captured['skipped']}); "
           f"{seen['cases']} cases, {native} native, fallbacks {fallbacks}")
     assert native > seen["cases"] // 2, (native, seen, fallbacks)
+
+
+def test_capture_goes_on_after_a_module_that_kills_its_worker(tmp_path):
+    good = "from ansible.module_utils.basic import AnsibleModule\n\ndef main():\n    AnsibleModule(argument_spec={%r: {}})\n"
+    files = []
+    for name, text in [("first", good % "a"), ("killer", "import os\nos._exit(3)\n"), ("last", good % "b")]:
+        (tmp_path / f"{name}.py").write_text(text)
+        files.append(str(tmp_path / f"{name}.py"))
+    results = _real_specs._capture(files, str(tmp_path / "records"), str(tmp_path))
+    assert results[files[0]]["argument_spec"] == {"a": {}}
+    assert results[files[1]] == "failed: worker died or hung"
+    assert results[files[2]]["argument_spec"] == {"b": {}}
