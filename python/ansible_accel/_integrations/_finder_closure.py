@@ -18,10 +18,10 @@ directory changes the directory's.  Anything not plain is walked the full way ev
 from __future__ import annotations
 
 import os
-import threading
 import typing as t
 
 from .. import _counters
+from ._memo import BoundedMemo
 from . import _finder_disk
 from ._finder_locate import Located, Stamp, trusted
 
@@ -46,21 +46,8 @@ class Closure(t.NamedTuple):
     metadata: tuple[tuple[str, t.Any], ...]
 
 
-_closures: dict[tuple, Closure] = {}
-_lock = threading.Lock()
-
-
-def _after_fork_in_child() -> None:
-    global _lock
-    _lock = threading.Lock()
-
-
-os.register_at_fork(after_in_child=_after_fork_in_child)
-
-
-def clear() -> None:
-    with _lock:
-        _closures.clear()
+_closures: BoundedMemo[tuple, Closure] = BoundedMemo(_CACHE_LIMIT)
+clear = _closures.clear
 
 
 def guards(mc: t.Any) -> tuple:
@@ -117,8 +104,7 @@ def lookup(mc: t.Any, memo_key: tuple, metadata_of: t.Callable[[str], t.Any], sh
         if closure.guards == guards(mc) and all(metadata_of(c) is m for c, m in closure.metadata) and _unchanged(closure.stamps):
             _counters.extra(PATH, "closure_memo_hit")
             return closure
-        with _lock:
-            _closures.pop(memo_key, None)
+        _closures.drop(memo_key)
     if not shared or _original_guards is None or guards(mc) != _original_guards:
         return None
     return _from_disk(mc, memo_key, metadata_of)
@@ -161,10 +147,7 @@ def _read_record(mc: t.Any, memo_key: tuple, metadata_of: t.Callable[[str], t.An
 
 
 def _keep(memo_key: tuple, closure: Closure) -> None:
-    with _lock:
-        if len(_closures) >= _CACHE_LIMIT:
-            _closures.clear()
-        _closures[memo_key] = closure
+    _closures.put(memo_key, closure)
 
 
 class Recorder:

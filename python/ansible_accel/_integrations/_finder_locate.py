@@ -19,11 +19,11 @@ from __future__ import annotations
 import importlib.machinery
 import os
 import sys
-import threading
 import time
 import typing as t
 
 from .. import _counters
+from ._memo import BoundedMemo
 
 PATH = "finder"
 # Locations kept per process; past this many the memo starts again.
@@ -44,21 +44,8 @@ class Located(t.NamedTuple):
     collection: str | None  # whose routing was consulted, if any
 
 
-_located: dict[tuple, Located] = {}
-_lock = threading.Lock()
-
-
-def _after_fork_in_child() -> None:
-    global _lock
-    _lock = threading.Lock()
-
-
-os.register_at_fork(after_in_child=_after_fork_in_child)
-
-
-def clear() -> None:
-    with _lock:
-        _located.clear()
+_located: BoundedMemo[tuple, Located] = BoundedMemo(_CACHE_LIMIT)
+clear = _located.clear
 
 
 def stamp(path: str) -> Stamp:
@@ -144,8 +131,7 @@ def _legacy_locator(mc: t.Any, entry: t.Any, module_utils_paths: list[str], chec
                 checks.unrouted(r) for r in located.skipped_remainders):
             _counters.extra(PATH, "location_memo_hit")
             return RememberedLocation(mc, located), located
-        with _lock:
-            _located.pop(key, None)
+        _located.drop(key)
     # Stamp what the locator may search *before* it searches: a change after this point then
     # shows as a different stamp next time, never as a stale answer.
     parts = entry.name_parts
@@ -184,10 +170,7 @@ def _remember(key: tuple, info: t.Any, module_utils_paths: list[str], checks: Wa
         return None
     located = Located(tuple(info.fq_name_parts), info.output_path, info.is_package, spec.origin, skipped, stamps,
                       'ansible.builtin')
-    with _lock:
-        if len(_located) >= _CACHE_LIMIT:
-            _located.clear()
-        _located[key] = located
+    _located.put(key, located)
     return located
 
 
