@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections
 import os
 import threading
+import typing as t
 
 PATHS = ("finder", "payload", "argspec", "masking", "no_log", "bytecode")
 
@@ -17,6 +18,8 @@ _lock = threading.Lock()
 _native: collections.Counter[str] = collections.Counter()
 _fallback: dict[str, collections.Counter[str]] = {p: collections.Counter() for p in PATHS}
 _extra: dict[str, collections.Counter[str]] = {p: collections.Counter() for p in PATHS}
+# path -> a function giving (and zeroing) native calls counted elsewhere (in the Rust core).
+_pending: dict[str, t.Callable[[], int]] = {}
 
 
 def native(path: str, n: int = 1) -> None:
@@ -37,9 +40,23 @@ def extra(path: str, name: str, n: int = 1) -> None:
         _extra[path][name] += n
 
 
+def pending(path: str, take: t.Callable[[], int]) -> None:
+    """Native calls on ``path`` are also counted by ``take``, which gives the count since it
+    was last called and starts again from zero."""
+    _pending[path] = take
+
+
+def _fold_pending() -> None:
+    for path, take in _pending.items():
+        n = take()
+        if n:
+            _native[path] += n
+
+
 def snapshot() -> dict[str, dict]:
     """A JSON-ready copy of this process's counters."""
     with _lock:
+        _fold_pending()
         return {
             p: {"native": _native[p], "fallback": dict(_fallback[p]), **({"events": dict(_extra[p])} if _extra[p] else {})}
             for p in PATHS
@@ -61,6 +78,8 @@ def reset() -> None:
     """Zero every counter (a forked child starts its own count)."""
     global _lock
     _lock = threading.Lock()  # the parent's lock may have been held by another thread at fork
+    for take in _pending.values():
+        take()  # the parent's uncounted calls are not this process's
     _native.clear()
     for c in (*_fallback.values(), *_extra.values()):
         c.clear()

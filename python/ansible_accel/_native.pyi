@@ -80,7 +80,27 @@ def argspec_compile(
 ) -> CompiledArgSpec | str: ...
 
 def argspec_tagged_types(types: list[type], /) -> bool: ...
-def argspec_fingerprint(obj: object, /) -> int: ...
+def argspec_take_native_count() -> int: ...
+
+class ArgspecFastPath:
+    """ArgumentSpecValidator.validate for the common call, result and side effects included."""
+    def __init__(
+        self,
+        result_class: type,
+        multiple: type,
+        errors_module: object,
+        arg_spec_module: object,
+        parameters_module: object,
+        validators_then: dict[str, object],
+        secrets: object | None,
+        booleans_text: str,
+        no_log_default_strings: bool,
+        direct: bool,
+        fallback_no_log_strings: bool,
+    ) -> None: ...
+    def trust_set_fallbacks(self, function: object, /) -> None: ...
+    def compiled(self, validator: object, /) -> CompiledArgSpec | str: ...
+    def validate(self, validator: object, parameters: object, /) -> object: ...
 
 class CompiledArgSpec:
     """A compiled argument spec: validates many parameter dicts."""

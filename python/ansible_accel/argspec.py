@@ -12,14 +12,11 @@ import copy
 import functools
 import threading
 import typing as t
-import weakref
 
 from . import _counters, _native
 
 PATH = "argspec"
 
-# validator -> (the objects it was compiled from, compiled spec or reason, their shape)
-_compiled: weakref.WeakKeyDictionary[t.Any, tuple[tuple, t.Any, t.Any]] = weakref.WeakKeyDictionary()
 _booleans_text: str | None = None
 
 
@@ -51,59 +48,52 @@ def no_log_default_strings() -> bool:
     return _no_log_default_strings
 
 
-def compile_spec(validator: t.Any) -> t.Any:
-    """The compiled spec for ``validator``, or the reason (str) it is not handled."""
-    try:
-        spec = validator.argument_spec
-        exclusive, together = validator._mutually_exclusive, validator._required_together
-        one_of, required_if, required_by = validator._required_one_of, validator._required_if, validator._required_by
-    except AttributeError:
-        return "spec: validator without its usual attributes"
-    sources = (spec, exclusive, together, one_of, required_if, required_by)
-    cached = _compiled.get(validator)
-    if cached is not None:
-        was, compiled, shape = cached
-        if (was[0] is spec and was[1] is exclusive and was[2] is together and was[3] is one_of
-                and was[4] is required_if and was[5] is required_by):
-            # The same objects, but a dict or list in them may have been changed in place.
-            try:
-                if _shape(sources) == shape:
-                    return compiled
-            except Exception:  # noqa: BLE001 - e.g. a value whose == raises: compile again
-                pass
-    try:
-        from ansible.module_utils.common import parameters
+_fast: t.Any = None
 
-        native = _native.argspec_compile(
-            *sources, booleans_text(), parameters.DEFAULT_TYPE_VALIDATORS, no_log_default_strings()
+
+def fast_path() -> t.Any:
+    """The native ``validate`` for this process's ansible-core (made on first use)."""
+    global _fast
+    if _fast is None:
+        from ansible.module_utils import errors as errors_module
+        from ansible.module_utils.common import arg_spec as arg_spec_module
+        from ansible.module_utils.common import parameters as parameters_module
+
+        register_tagged_types()
+        result_class = arg_spec_module.ValidationResult
+        _fast = _native.ArgspecFastPath(
+            result_class, errors_module.AnsibleValidationErrorMultiple, errors_module, arg_spec_module,
+            parameters_module, dict(parameters_module.DEFAULT_TYPE_VALIDATORS),
+            getattr(arg_spec_module, "_secrets", None),  # 2.22+: validate registers no_log values
+            booleans_text(), no_log_default_strings(), _direct_results(result_class, errors_module),
+            _fallback_no_log_strings(parameters_module),
         )
-        compiled = native if isinstance(native, str) else Compiled(native)
-    except Exception:  # noqa: BLE001 - the pure path will raise whatever ansible-core raises
-        compiled = "spec: native compile error"
+        _counters.pending(PATH, _native.argspec_take_native_count)
+    return _fast
+
+
+def _fallback_no_log_strings(parameters_module: t.Any) -> bool:
+    """Whether this ansible-core's ``set_fallbacks`` records the strings of a no_log value
+    (2.22) rather than the value itself (2.19, 2.21), asked of the function itself."""
     try:
-        _compiled[validator] = (sources, compiled, _shape(sources))
-    except Exception:  # noqa: BLE001 - not weak-referenceable, or a value _shape cannot copy
-        pass  # not weak-referenceable: compile per call
-    return compiled
+        found = parameters_module.set_fallbacks({"probe": {"no_log": True, "fallback": (lambda: ["text"],)}}, {})
+    except TypeError:  # the list itself went into a set
+        found = None
+    return found == {"text"}
 
 
-def _shape(sources: tuple) -> int:
-    """The native fingerprint of a spec and its checks, to notice one changed in place since
-    it was compiled (an exception propagates: the caller compiles again)."""
-    return _native.argspec_fingerprint(sources)
+def is_ansible_set_fallbacks(function: t.Any) -> bool:
+    """Whether ``function`` is ansible-core's own ``set_fallbacks`` (not a replacement)."""
+    from ansible.module_utils.common import parameters
+
+    code = getattr(function, "__code__", None)
+    return function is parameters.set_fallbacks and code is not None and code.co_filename == parameters.__file__
 
 
-class Compiled:
-    """A native compiled spec with the Python-side data every result of it shares."""
-
-    __slots__ = ("native", "aliases", "names", "has_fallbacks", "tagged")
-
-    def __init__(self, native: t.Any) -> None:
-        self.native = native
-        self.aliases = dict(native.aliases())
-        self.names = native.option_names()
-        self.has_fallbacks = native.has_fallbacks()
-        self.tagged = native.tagged()
+def compile_spec(validator: t.Any) -> t.Any:
+    """The compiled spec for ``validator`` (the same object while its spec and checks are the
+    same, unchanged objects), or the reason (str) it is not handled."""
+    return fast_path().compiled(validator)
 
 
 _RESULT_FIELDS = (
@@ -112,12 +102,18 @@ _RESULT_FIELDS = (
 )
 
 
+def _direct_results(result_class: type, errors_module: t.Any) -> bool:
+    """Whether ``ValidationResult.__init__`` gives exactly the attributes the native path sets
+    (in the same order), so that results can be made without it and its deepcopy."""
+    probe = result_class({})
+    return tuple(vars(probe)) == _RESULT_FIELDS and type(probe.errors) is errors_module.AnsibleValidationErrorMultiple
+
+
 def result_factory(result_class: type, errors_module: t.Any) -> t.Callable[..., t.Any]:
     """Makes ``ValidationResult`` objects with the attributes ``__init__`` would give, in the
     same order, without its deepcopy; uses ``__init__`` if the class has other attributes."""
-    probe = result_class({})
     multiple = errors_module.AnsibleValidationErrorMultiple
-    if tuple(vars(probe)) != _RESULT_FIELDS or type(probe.errors) is not multiple:
+    if not _direct_results(result_class, errors_module):
         def by_init(validated, no_log, unsupported, supported, warnings, aliases, deprecations):
             result = result_class({})
             result._validated_parameters = validated
@@ -144,10 +140,9 @@ def result_factory(result_class: type, errors_module: t.Any) -> t.Callable[..., 
     return direct
 
 
-def build_result(make: t.Callable[..., t.Any], errors_module: t.Any, compiled: Compiled, outcome: tuple) -> t.Any:
-    """A ``ValidationResult`` holding what the core found."""
+def build_result(make: t.Callable[..., t.Any], errors_module: t.Any, compiled: t.Any, outcome: tuple) -> t.Any:
+    """A ``ValidationResult`` holding what the core found (the long way: tagged data)."""
     validated, errors, groups, no_log_values, alias_warnings, deprecations = outcome[:6]
-    aliases = compiled.aliases
     unsupported: set = set()
     supported: dict = {}
     for paths, names, alias_pairs in groups:
@@ -157,7 +152,7 @@ def build_result(make: t.Callable[..., t.Any], errors_module: t.Any, compiled: C
         for path in paths:
             supported[path] = (list(names), dict(alias_pairs))
     warnings = [{"option": option, "alias": alias} for option, alias in alias_warnings] if alias_warnings else []
-    result = make(validated, no_log_values, unsupported, supported, warnings, dict(aliases), deprecations)
+    result = make(validated, no_log_values, unsupported, supported, warnings, dict(compiled.aliases()), deprecations)
     for class_name, message in errors:
         result.errors.append(getattr(errors_module, class_name)(message))
     if unsupported:
@@ -231,8 +226,28 @@ def make_validate(original: t.Callable, arg_spec_module: t.Any, errors_module: t
         finally:
             _replay.pending = None
 
+    fast = fast_path().validate
+
     @functools.wraps(original)
     def validate(self, parameters, *args, **kwargs):
+        done = fast(self, parameters)
+        if done is None:
+            return the_long_way(self, parameters, args, kwargs)
+        if type(done) is not tuple:
+            return done
+        reason, given, found = done  # given up after ansible-core's fallbacks ran
+        _counters.fallback(PATH, reason)
+        if given is not None:
+            return given_back(self, parameters, given, found, args, kwargs)
+        _replay.pending = (self.argument_spec, found, None)  # set_fallbacks raised `found`
+        try:
+            return original(self, parameters, *args, **kwargs)
+        finally:
+            _replay.pending = None
+
+    def the_long_way(self, parameters, args, kwargs):
+        """The calls the fast path does not take: tagged controller data, and those given to
+        ansible-core (each counted with its reason)."""
         validators = parameters_module.DEFAULT_TYPE_VALIDATORS
         if validators is not validators_seen or validators != validators_then:
             # The core converts the builtin types itself: a replaced checker is not its to run.
@@ -244,7 +259,7 @@ def make_validate(original: t.Callable, arg_spec_module: t.Any, errors_module: t
             return original(self, parameters, *args, **kwargs)
         given = parameters
         fallback_no_log: t.Any = ()
-        if compiled.has_fallbacks:
+        if compiled.has_fallbacks():
             if not isinstance(parameters, dict) or (type(parameters) is not dict and type(parameters) is not tagged_dict):
                 _counters.fallback(PATH, "value: parameters not a dict")
                 return original(self, parameters, *args, **kwargs)
@@ -260,13 +275,13 @@ def make_validate(original: t.Callable, arg_spec_module: t.Any, errors_module: t
                 finally:
                     _replay.pending = None
         try:
-            outcome = compiled.native.validate(given)
+            outcome = compiled.validate(given)
         except Exception:  # noqa: BLE001 - counted; ansible-core's own code gives the answer
             outcome = "value: native validate error"
         if isinstance(outcome, str):
             _counters.fallback(PATH, outcome)
             return given_back(self, parameters, given, fallback_no_log, args, kwargs)
-        tagged = outcome[7] or compiled.tagged or type(parameters) is not dict
+        tagged = outcome[7] or compiled.tagged() or type(parameters) is not dict
         if tagged and any("<class '" in message for _, message in outcome[1]):
             # The message names the type of a value the core saw as a builtin, not tagged.
             _counters.fallback(PATH, "value: type named in an error about a tagged value")

@@ -10,15 +10,19 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 use crate::argspec::convert::Converted;
 use crate::argspec::{
-    CompiledSpec, Context, CoreFlavor, Delegate, FallbackValues, Params, SpecInput, TypeKind,
+    CompiledSpec, Context, CoreFlavor, Delegate, FallbackValues, Outcome, Params, SpecInput, TypeKind,
     Unhandled, Value,
 };
+
+mod fallbacks;
+mod fast;
+mod snapshot;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(argspec_compile, m)?)?;
     m.add_function(wrap_pyfunction!(argspec_tagged_types, m)?)?;
-    m.add_function(wrap_pyfunction!(argspec_fingerprint, m)?)?;
     m.add_class::<CompiledArgSpec>()?;
+    fast::register(m)?;
     Ok(())
 }
 
@@ -82,64 +86,6 @@ fn is_exact_or_tagged(obj: &Bound<'_, PyAny>, base: Base) -> bool {
         Base::Dict => obj.is_exact_instance_of::<PyDict>(),
     };
     exact || tagged_base(obj) == Some(base)
-}
-
-/// A hash of everything in a spec (containers walked, scalars by exact type and value, other
-/// objects by identity): a spec changed in place since it was compiled hashes differently.
-#[pyfunction]
-fn argspec_fingerprint(obj: &Bound<'_, PyAny>) -> PyResult<u64> {
-    use std::hash::Hasher;
-    let mut hasher = rustc_hash::FxHasher::default();
-    guard("argspec fingerprint", || {
-        fingerprint(obj, &mut hasher, 0)?;
-        Ok(hasher.finish())
-    })
-}
-
-fn fingerprint(obj: &Bound<'_, PyAny>, hasher: &mut rustc_hash::FxHasher, depth: usize) -> PyResult<()> {
-    use std::hash::Hasher;
-    if depth > MAX_DEPTH {
-        return Err(PyValueError::new_err("spec nested too deeply"));
-    }
-    hasher.write_usize(obj.get_type().as_ptr() as usize);
-    // Type checks first: a failed cast builds an error object, which costs more than the walk.
-    if obj.is_instance_of::<PyString>() || obj.is_instance_of::<PyInt>() {
-        // str caches its hash; an int's hash is its value (or nearly).
-        hasher.write_isize(obj.hash()?);
-    } else if obj.is_instance_of::<PyDict>() {
-        let dict = obj.cast::<PyDict>()?;
-        hasher.write_usize(dict.len());
-        for (key, value) in dict.iter() {
-            fingerprint(&key, hasher, depth + 1)?;
-            fingerprint(&value, hasher, depth + 1)?;
-        }
-    } else if obj.is_instance_of::<PyList>() {
-        let list = obj.cast::<PyList>()?;
-        hasher.write_usize(list.len());
-        for item in list.iter() {
-            fingerprint(&item, hasher, depth + 1)?;
-        }
-    } else if obj.is_instance_of::<PyTuple>() {
-        let tuple = obj.cast::<PyTuple>()?;
-        hasher.write_usize(tuple.len());
-        for item in tuple.iter() {
-            fingerprint(&item, hasher, depth + 1)?;
-        }
-    } else if obj.is_instance_of::<PyFloat>() {
-        hasher.write_u64(obj.cast::<PyFloat>()?.value().to_bits());
-    } else if obj.is_instance_of::<pyo3::types::PyFrozenSet>() || obj.is_instance_of::<pyo3::types::PySet>() {
-        hasher.write_usize(obj.len()?);
-        let mut hashes = 0u64;
-        for item in obj.try_iter()? {
-            let mut inner = rustc_hash::FxHasher::default();
-            fingerprint(&item?, &mut inner, depth + 1)?;
-            hashes = hashes.wrapping_add(inner.finish()); // order-free
-        }
-        hasher.write_u64(hashes);
-    } else {
-        hasher.write_usize(obj.as_ptr() as usize); // bool, None, callables: by identity
-    }
-    Ok(())
 }
 
 /// Resets the tagged-object flag; returns whether anything tagged was met since the last reset.
@@ -514,22 +460,29 @@ fn argspec_compile<'py>(
     no_log_default_strings: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     guard("argspec compile", || {
-        let checks = [mutually_exclusive, required_together, required_one_of, required_if, required_by];
-        let (mut callables, mut names, mut sub_specs) = (Vec::new(), Vec::new(), Vec::new());
-        take_saw_tagged();
-        let compiled = spec_input(argument_spec, checks, &mut callables, &mut names, &mut sub_specs)
-            .and_then(|input| CompiledSpec::compile(&input));
-        match compiled {
-            Ok(spec) => {
-                let flavor = CoreFlavor { booleans_text, no_log_default_strings };
-                let validators = type_validators.unbind();
-                let tagged = take_saw_tagged();
-                let compiled = CompiledArgSpec { spec, flavor, names, validators, callables, sub_specs, tagged };
-                Ok(Bound::new(py, compiled)?.into_any())
-            }
+        let sources = [argument_spec, mutually_exclusive, required_together, required_one_of, required_if, required_by];
+        let flavor = CoreFlavor { booleans_text, no_log_default_strings };
+        match compile_sources(sources, flavor, type_validators) {
+            Ok(compiled) => Ok(Bound::new(py, compiled)?.into_any()),
             Err(Unhandled(reason)) => Ok(PyString::new(py, reason).into_any()),
         }
     })
+}
+
+/// A spec and its five checks (in `ArgumentSpecValidator` attribute order) compiled.
+fn compile_sources(
+    sources: [&Bound<'_, PyAny>; 6],
+    flavor: CoreFlavor,
+    type_validators: Bound<'_, PyAny>,
+) -> Result<CompiledArgSpec, Unhandled> {
+    let [argument_spec, checks @ ..] = sources;
+    let (mut callables, mut names, mut sub_specs) = (Vec::new(), Vec::new(), Vec::new());
+    take_saw_tagged();
+    let input = spec_input(argument_spec, checks, &mut callables, &mut names, &mut sub_specs)?;
+    let spec = CompiledSpec::compile(&input)?;
+    let tagged = take_saw_tagged();
+    let validators = type_validators.unbind();
+    Ok(CompiledArgSpec { spec, flavor, names, validators, callables, sub_specs, tagged })
 }
 
 #[pyclass(frozen, module = "ansible_accel._native")]
@@ -548,6 +501,36 @@ struct CompiledArgSpec {
     tagged: bool,
 }
 
+impl CompiledArgSpec {
+    /// The caller's parameter dict as the core's input.
+    fn prepare(&self, dict: &Bound<'_, PyDict>) -> Result<Params, Unhandled> {
+        if self.spec.has_sub_options() && shares_containers(dict.as_any(), &mut Default::default(), 0) {
+            return Err(Unhandled("value: container shared between parameters"));
+        }
+        to_params(dict, Mode::Params, 1)
+    }
+
+    /// The core's validation of `params` (made from `parameters`), ansible-core's checkers
+    /// standing by; a KeyboardInterrupt or the like from one of them is raised.
+    fn run(&self, py: Python<'_>, parameters: &Bound<'_, PyAny>, params: Params) -> PyResult<Result<Outcome, Unhandled>> {
+        let checkers = CoreCheckers {
+            py,
+            validators: self.validators.bind(py).clone(),
+            callables: &self.callables,
+            sub_specs: &self.sub_specs,
+            interrupt: std::cell::RefCell::new(None),
+            tagged_params: parameters.cast::<PyDict>().ok().filter(|_| !self.callables.is_empty()).cloned(),
+            spec_tagged: self.tagged,
+        };
+        let cx = Context { flavor: &self.flavor, delegate: &checkers };
+        let outcome = self.spec.validate(params, &cx);
+        match checkers.interrupt.take() {
+            Some(interrupt) => Err(interrupt),
+            None => Ok(outcome),
+        }
+    }
+}
+
 #[pymethods]
 impl CompiledArgSpec {
     /// `(validated, [(error class name, message)], [(unsupported names or paths, supported
@@ -555,35 +538,19 @@ impl CompiledArgSpec {
     /// [message to warn()], whether tagged objects were met)`, or the reason (str) this call is left to ansible-core.
     fn validate<'py>(&self, py: Python<'py>, parameters: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         guard("argspec validate", || {
-            let checkers = CoreCheckers {
-                py,
-                validators: self.validators.bind(py).clone(),
-                callables: &self.callables,
-                sub_specs: &self.sub_specs,
-                interrupt: std::cell::RefCell::new(None),
-                tagged_params: parameters.cast::<PyDict>().ok().filter(|_| !self.callables.is_empty()).cloned(),
-                spec_tagged: self.tagged,
-            };
             take_saw_tagged();
-            let as_dict = match is_exact_or_tagged(parameters, Base::Dict) {
+            let params = match is_exact_or_tagged(parameters, Base::Dict) {
                 true => parameters.cast::<PyDict>().ok(),
                 false => None,
             };
-            let outcome = match as_dict.ok_or(()) {
-                Ok(dict) if self.spec.has_sub_options()
-                    && shares_containers(dict.as_any(), &mut Default::default(), 0) =>
-                {
-                    Err(Unhandled("value: container shared between parameters"))
-                }
-                Ok(dict) => to_params(dict, Mode::Params, 1).and_then(|params| {
-                    let cx = Context { flavor: &self.flavor, delegate: &checkers };
-                    self.spec.validate(params, &cx)
-                }),
-                Err(_) => Err(Unhandled("value: parameters not a dict")),
+            let outcome = match params {
+                Some(dict) => self.prepare(dict),
+                None => Err(Unhandled("value: parameters not a dict")),
             };
-            if let Some(interrupt) = checkers.interrupt.take() {
-                return Err(interrupt);
-            }
+            let outcome = match outcome {
+                Ok(params) => self.run(py, parameters, params)?,
+                Err(reason) => Err(reason),
+            };
             let out = match outcome {
                 Ok(out) => out,
                 Err(Unhandled(reason)) => return Ok(PyString::new(py, reason).into_any()),

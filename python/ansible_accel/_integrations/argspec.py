@@ -17,9 +17,14 @@ def plan() -> list[Patch]:
     if not hasattr(_native, "argspec_compile"):
         raise Unavailable("this build of the native module has no argspec engine")
     original = arg_spec.ArgumentSpecValidator.__dict__["validate"]
+    set_fallbacks = argspec.make_set_fallbacks(arg_spec.set_fallbacks)
+    if argspec.is_ansible_set_fallbacks(arg_spec.set_fallbacks):
+        # The native path may do the work of ansible-core's own set_fallbacks (while this
+        # wrapper of it is the one installed).
+        argspec.fast_path().trust_set_fallbacks(set_fallbacks)
     return [
         Patch(arg_spec.ArgumentSpecValidator, "validate", argspec.make_validate(original, arg_spec, errors)),
         # validate() looks set_fallbacks up in arg_spec's namespace: the native attempt's
         # fallback results are replayed there when a call is given back to ansible-core.
-        Patch(arg_spec, "set_fallbacks", argspec.make_set_fallbacks(arg_spec.set_fallbacks)),
+        Patch(arg_spec, "set_fallbacks", set_fallbacks),
     ]

@@ -1,0 +1,437 @@
+//! The whole of `ArgumentSpecValidator.validate` for the common call, in one native call:
+//! the compiled spec found by the identity of the validator's spec and checks (and a
+//! [`Snapshot`] proving they were not changed in place), ansible-core's `set_fallbacks` run
+//! first when the spec has fallbacks, the core's validation, and the `ValidationResult` built
+//! with the attributes (and attribute order) its `__init__` gives.
+//!
+//! A call it does not take (tagged controller data, a replaced type checker, a spec the core
+//! does not compile) is answered `None` before any user code ran, and
+//! `python/ansible_accel/argspec.py` does it the long way.  A call the core gives up on is
+//! answered `(reason, parameters as checked, no_log values of fallbacks)`: the parameters
+//! themselves when no fallback ran, else the copy `set_fallbacks` filled, which ansible-core's
+//! validate then replays rather than run the fallbacks again (`(reason, None, exception)`
+//! when `set_fallbacks` raised).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use pyo3::exceptions::PyException;
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PySet, PyString, PyTuple, PyType};
+
+use super::fallbacks::{self, FallbackContext, Ran};
+use super::snapshot::Snapshot;
+use super::{compile_sources, guard, shares_containers, take_saw_tagged, to_python, to_value, validated_to_python, CompiledArgSpec, Mode};
+use crate::argspec::{CoreFlavor, Outcome, Unhandled};
+
+pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<ArgspecFastPath>()?;
+    m.add_function(wrap_pyfunction!(argspec_take_native_count, m)?)?;
+    Ok(())
+}
+
+/// Calls answered natively by [`ArgspecFastPath::validate`] since the last take: counted here
+/// (no Python call per validation) and folded into `status()` by `_counters`.
+static NATIVE_CALLS: AtomicU64 = AtomicU64::new(0);
+
+/// The calls answered natively since the last call (and zero again).
+#[pyfunction]
+fn argspec_take_native_count() -> u64 {
+    NATIVE_CALLS.swap(0, Ordering::Relaxed)
+}
+
+/// More specs than this alive at once and the cache starts again (each entry holds its spec).
+const CACHE_LIMIT: usize = 512;
+
+/// The attributes of `ArgumentSpecValidator` a validation reads, in compile order.
+fn source_names(py: Python<'_>) -> [&Bound<'_, PyString>; 6] {
+    [
+        intern!(py, "argument_spec"),
+        intern!(py, "_mutually_exclusive"),
+        intern!(py, "_required_together"),
+        intern!(py, "_required_one_of"),
+        intern!(py, "_required_if"),
+        intern!(py, "_required_by"),
+    ]
+}
+
+struct Entry {
+    snapshot: Snapshot,
+    compiled: Result<Py<CompiledArgSpec>, &'static str>,
+}
+
+/// One per installed `validate`: what it needs of the running ansible-core.
+#[pyclass(frozen, module = "ansible_accel._native")]
+pub(super) struct ArgspecFastPath {
+    result_class: Py<PyType>,
+    multiple: Py<PyAny>,
+    errors_module: Py<PyAny>,
+    arg_spec_module: Py<PyAny>,
+    parameters_module: Py<PyAny>,
+    /// `DEFAULT_TYPE_VALIDATORS` as it was at install, and a copy of its items then.
+    validators_seen: Py<PyAny>,
+    validators_then: Py<PyAny>,
+    /// 2.22's process-wide secret registry (`arg_spec._secrets`), when there is one.
+    secrets: Option<Py<PyAny>>,
+    booleans_text: String,
+    no_log_default_strings: bool,
+    /// Whether `ValidationResult` objects can be made attribute by attribute.
+    direct: bool,
+    cache: Mutex<HashMap<[usize; 6], Entry>>,
+    fallbacks: FallbackContext,
+    /// The `arg_spec.set_fallbacks` whose work the native loop may do (the accelerator's
+    /// replay wrapper around ansible-core's own): any other is called.
+    trusted_set_fallbacks: Mutex<Option<Py<PyAny>>>,
+}
+
+#[pymethods]
+impl ArgspecFastPath {
+    #[new]
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (result_class, multiple, errors_module, arg_spec_module, parameters_module, validators_then, secrets, booleans_text, no_log_default_strings, direct, fallback_no_log_strings))]
+    fn new(
+        py: Python<'_>,
+        result_class: Py<PyType>,
+        multiple: Py<PyAny>,
+        errors_module: Py<PyAny>,
+        arg_spec_module: Py<PyAny>,
+        parameters_module: Py<PyAny>,
+        validators_then: Py<PyAny>,
+        secrets: Option<Py<PyAny>>,
+        booleans_text: String,
+        no_log_default_strings: bool,
+        direct: bool,
+        fallback_no_log_strings: bool,
+    ) -> PyResult<Self> {
+        let parameters = parameters_module.bind(py);
+        let validators_seen = parameters.getattr(intern!(py, "DEFAULT_TYPE_VALIDATORS"))?.unbind();
+        let os_module = py.import("os")?;
+        let fallbacks = FallbackContext {
+            env_fallback: parameters.getattr("env_fallback")?.unbind(),
+            not_found: parameters.getattr("AnsibleFallbackNotFound")?.unbind(),
+            datastructure_names: match fallback_no_log_strings {
+                true => Some(parameters.getattr("_return_datastructure_name")?.unbind()),
+                false => None,
+            },
+            environ_type: os_module.getattr("_Environ")?.unbind(),
+            os_module: os_module.into_any().unbind(),
+        };
+        Ok(ArgspecFastPath {
+            result_class,
+            multiple,
+            errors_module,
+            arg_spec_module,
+            parameters_module,
+            validators_seen,
+            validators_then,
+            secrets,
+            booleans_text,
+            no_log_default_strings,
+            direct,
+            cache: Mutex::new(HashMap::new()),
+            fallbacks,
+            trusted_set_fallbacks: Mutex::new(None),
+        })
+    }
+
+    /// `set_fallbacks` (the accelerator's wrapper of ansible-core's own, as installed in
+    /// `arg_spec`) whose work the native loop may do while it is the one installed.
+    fn trust_set_fallbacks(&self, function: Py<PyAny>) {
+        *self.trusted_set_fallbacks.lock().unwrap_or_else(|p| p.into_inner()) = Some(function);
+    }
+
+    /// The compiled spec of `validator` (compiled now if its spec and checks are new or were
+    /// changed), or the reason (str) it is left to ansible-core.
+    fn compiled<'py>(&self, py: Python<'py>, validator: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        guard("argspec compile", || {
+            Ok(match self.lookup(validator)? {
+                Ok(compiled) => compiled.into_bound(py).into_any(),
+                Err(reason) => PyString::new(py, reason).into_any(),
+            })
+        })
+    }
+
+    /// `validator.validate(parameters)` answered natively: a `ValidationResult`, `None` (not
+    /// taken: nothing ran), or a tuple (given up after fallbacks ran; see the module text).
+    fn validate<'py>(
+        &self,
+        py: Python<'py>,
+        validator: &Bound<'py, PyAny>,
+        parameters: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        guard("argspec validate", || self.validate_call(py, validator, parameters))
+    }
+}
+
+impl ArgspecFastPath {
+    fn lookup(&self, validator: &Bound<'_, PyAny>) -> PyResult<Result<Py<CompiledArgSpec>, &'static str>> {
+        let py = validator.py();
+        let mut found = Vec::with_capacity(6);
+        for name in source_names(py) {
+            match validator.getattr(name) {
+                Ok(value) => found.push(value),
+                Err(e) if e.is_instance_of::<pyo3::exceptions::PyAttributeError>(py) => {
+                    return Ok(Err("spec: validator without its usual attributes"))
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        let roots: Vec<&Bound<'_, PyAny>> = found.iter().collect();
+        let key: [usize; 6] = std::array::from_fn(|i| found[i].as_ptr() as usize);
+        {
+            let cache = self.cache.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            if let Some(entry) = cache.get(&key) {
+                if entry.snapshot.matches(&roots) {
+                    return Ok(entry.compiled.as_ref().map(|c| c.clone_ref(py)).map_err(|r| *r));
+                }
+            }
+        }
+        let Some(snapshot) = Snapshot::take(py, &roots) else {
+            return Ok(Err("spec: nested too deeply"));
+        };
+        let flavor = CoreFlavor {
+            booleans_text: self.booleans_text.clone(),
+            no_log_default_strings: self.no_log_default_strings,
+        };
+        let sources: [&Bound<'_, PyAny>; 6] = std::array::from_fn(|i| &found[i]);
+        let compiled = match compile_sources(sources, flavor, self.validators_seen.bind(py).clone()) {
+            Ok(compiled) => Ok(Py::new(py, compiled)?),
+            Err(Unhandled(reason)) => Err(reason),
+        };
+        let mut cache = self.cache.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if cache.len() >= CACHE_LIMIT {
+            cache.clear();
+        }
+        let answer = compiled.as_ref().map(|c| c.clone_ref(py)).map_err(|r| *r);
+        cache.insert(key, Entry { snapshot, compiled });
+        Ok(answer)
+    }
+
+    /// Whether `DEFAULT_TYPE_VALIDATORS` is still the dict, with the same checkers, that the
+    /// compiled specs convert for.
+    fn validators_unchanged(&self, py: Python<'_>) -> PyResult<bool> {
+        let now = self.parameters_module.bind(py).getattr(intern!(py, "DEFAULT_TYPE_VALIDATORS"))?;
+        Ok(now.is(self.validators_seen.bind(py)) && now.eq(self.validators_then.bind(py))?)
+    }
+
+    fn validate_call<'py>(
+        &self,
+        py: Python<'py>,
+        validator: &Bound<'py, PyAny>,
+        parameters: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let none = || Ok(py.None().into_bound(py));
+        let Ok(dict) = parameters.cast_exact::<PyDict>() else { return none() };
+        if !self.direct || !self.validators_unchanged(py)? {
+            return none();
+        }
+        let compiled = match self.lookup(validator)? {
+            Ok(compiled) => compiled.into_bound(py),
+            Err(_) => return none(),
+        };
+        let compiled = compiled.get();
+        if compiled.tagged {
+            return none();
+        }
+        take_saw_tagged();
+        let mut params = match compiled.prepare(dict) {
+            Ok(params) if !take_saw_tagged() => params,
+            _ => return none(),
+        };
+        // ansible-core's own set_fallbacks first, as its validate() does, on a copy.
+        let mut ran = None;
+        if compiled.spec.has_fallbacks() {
+            let given = dict.copy()?;
+            let spec = validator.getattr(intern!(py, "argument_spec"))?;
+            let set_fallbacks = self.arg_spec_module.bind(py).getattr(intern!(py, "set_fallbacks"))?;
+            let trusted = self.trusted_set_fallbacks.lock().unwrap_or_else(|p| p.into_inner()).as_ref()
+                .is_some_and(|t| t.bind(py).is(&set_fallbacks));
+            let native = match spec.cast_exact::<PyDict>() {
+                Ok(spec) if trusted => fallbacks::set_fallbacks(&self.fallbacks, compiled, spec, &given)?,
+                _ => Ran::NotNative,
+            };
+            let found = match native {
+                Ran::Done(found) => Ok(found.into_any()),
+                Ran::Raised(e) => Err(e),
+                Ran::NotNative => set_fallbacks.call1((&spec, &given)),
+            };
+            let found = match found {
+                Ok(found) => found,
+                Err(e) if e.is_instance_of::<PyException>(py) => {
+                    let reason = PyString::new(py, "value: fallback raised");
+                    return Ok((reason, py.None(), e.value(py)).into_pyobject(py)?.into_any());
+                }
+                Err(e) => return Err(e),
+            };
+            let gave_up = |reason: &str| -> PyResult<Bound<'py, PyAny>> {
+                Ok((PyString::new(py, reason), &given, &found).into_pyobject(py)?.into_any())
+            };
+            let mut added = false;
+            for (key, value) in given.iter() {
+                if dict.contains(&key)? {
+                    continue;
+                }
+                added = true;
+                let Ok(key) = key.extract::<String>() else { return gave_up("value: str with surrogates") };
+                match to_value(&value, Mode::Params, 1) {
+                    Ok(value) => params.insert(key, value),
+                    Err(Unhandled(reason)) => return gave_up(reason),
+                };
+            }
+            if take_saw_tagged() {
+                return gave_up("value: tagged fallback value");
+            }
+            if added && compiled.spec.has_sub_options() && shares_containers(given.as_any(), &mut Default::default(), 0) {
+                return gave_up("value: container shared between parameters");
+            }
+            ran = Some((given, found));
+        }
+        let checked = ran.as_ref().map_or(parameters.clone(), |(given, _)| given.clone().into_any());
+        let outcome = match compiled.run(py, &checked, params)? {
+            Ok(out) if !take_saw_tagged() => Ok(out),
+            Ok(_) => Err(Unhandled("value: tagged value from a checker")),
+            Err(reason) => Err(reason),
+        };
+        let out = match (outcome, ran) {
+            (Ok(out), ran) => (out, ran),
+            // User code (a callable as type) may have run: ansible-core's validate is given
+            // the call directly rather than the long way trying the core again.
+            (Err(Unhandled(reason)), None) => {
+                return Ok((PyString::new(py, reason), parameters, PyTuple::empty(py)).into_pyobject(py)?.into_any())
+            }
+            (Err(Unhandled(reason)), Some((given, found))) => {
+                return Ok((PyString::new(py, reason), given, found).into_pyobject(py)?.into_any())
+            }
+        };
+        let (out, ran) = out;
+        let result = self.build_result(py, compiled, &out, ran.as_ref().map(|(_, found)| found))?;
+        NATIVE_CALLS.fetch_add(1, Ordering::Relaxed);
+        Ok(result)
+    }
+
+    /// A `ValidationResult` holding the core's outcome, with the side effects ansible-core's
+    /// validate has: `warn()` for sub-option messages, 2.22's secret registration.
+    fn build_result<'py>(
+        &self,
+        py: Python<'py>,
+        compiled: &CompiledArgSpec,
+        out: &Outcome,
+        fallback_no_log: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let unsupported = PySet::empty(py)?;
+        let supported = PyDict::new(py);
+        for group in &out.unsupported {
+            let aliases = PyDict::new(py);
+            for (alias, option) in &group.aliases {
+                aliases.set_item(alias, option)?;
+            }
+            let paths = PySet::empty(py)?;
+            for path in &group.paths {
+                let path = path_object(py, path)?;
+                paths.add(&path)?;
+                supported.set_item(&path, (PyList::new(py, &group.supported)?, aliases.copy()?))?;
+            }
+            // As a set, as ansible-core adds each group: the result set's order follows.
+            unsupported.call_method1(intern!(py, "update"), (paths,))?;
+        }
+        let no_log = PySet::new(py, &out.no_log_values)?;
+        let warnings = PyList::empty(py);
+        for (option, alias) in &out.alias_warnings {
+            let warning = PyDict::new(py);
+            warning.set_item(intern!(py, "option"), option)?;
+            warning.set_item(intern!(py, "alias"), alias)?;
+            warnings.append(warning)?;
+        }
+        let deprecations = PyList::empty(py);
+        for entry in &out.deprecations {
+            let dict = PyDict::new(py);
+            for (key, value) in entry {
+                dict.set_item(key, to_python(py, value)?)?;
+            }
+            deprecations.append(dict)?;
+        }
+        let aliases = PyDict::new(py);
+        for (alias, index) in &compiled.spec.aliases {
+            aliases.set_item(alias, &compiled.spec.options[*index].name)?;
+        }
+        let validated = validated_to_python(py, &compiled.spec, &compiled.names, &out.params)?;
+        let class = self.result_class.bind(py);
+        let result = class.call_method1(intern!(py, "__new__"), (class,))?;
+        let errors = self.multiple.bind(py).call0()?;
+        // The attributes in the order ValidationResult.__init__ sets them.
+        let attributes = result.getattr(intern!(py, "__dict__"))?;
+        attributes.set_item(intern!(py, "_no_log_values"), &no_log)?;
+        attributes.set_item(intern!(py, "_unsupported_parameters"), &unsupported)?;
+        attributes.set_item(intern!(py, "_supported_parameters"), &supported)?;
+        attributes.set_item(intern!(py, "_validated_parameters"), validated)?;
+        attributes.set_item(intern!(py, "_deprecations"), deprecations)?;
+        attributes.set_item(intern!(py, "_warnings"), warnings)?;
+        attributes.set_item(intern!(py, "_aliases"), aliases)?;
+        attributes.set_item(intern!(py, "errors"), &errors)?;
+        let errors_module = self.errors_module.bind(py);
+        for (kind, message) in &out.errors {
+            let error = errors_module.getattr(kind.class_name())?.call1((message,))?;
+            errors.call_method1(intern!(py, "append"), (error,))?;
+        }
+        if !out.unsupported.is_empty() {
+            let message = unsupported_message(&unsupported, out)?;
+            let error = errors_module.getattr("UnsupportedError")?.call1((message,))?;
+            errors.call_method1(intern!(py, "append"), (error,))?;
+        }
+        if let Some(found) = fallback_no_log {
+            no_log.call_method1(intern!(py, "update"), (found,))?;
+        }
+        if !out.warnings_to_emit.is_empty() {
+            // What _validate_sub_spec calls, looked up as it looks it up.
+            let warn = self.parameters_module.bind(py).getattr(intern!(py, "warn"))?;
+            for message in &out.warnings_to_emit {
+                warn.call1((message,))?;
+            }
+        }
+        if let Some(secrets) = &self.secrets {
+            secrets.bind(py).call_method1(intern!(py, "register_secrets"), (&no_log,))?;
+        }
+        Ok(result)
+    }
+}
+
+/// An unsupported parameter as ansible-core records it: its name at top level, else the
+/// tuple of the options context and the name.
+fn path_object<'py>(py: Python<'py>, path: &[String]) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match path {
+        [name] => PyString::new(py, name).into_any(),
+        _ => PyTuple::new(py, path)?.into_any(),
+    })
+}
+
+/// ansible-core's message for unsupported parameters: all of them (dotted paths) sorted,
+/// then the supported names (and aliases) of the spec of whichever item the set yields last.
+fn unsupported_message(unsupported: &Bound<'_, PySet>, out: &Outcome) -> PyResult<String> {
+    let mut flattened = Vec::new();
+    let mut last: Vec<String> = Vec::new();
+    for item in unsupported.iter() {
+        last = match item.cast::<PyTuple>() {
+            Ok(tuple) => tuple.iter().map(|p| p.extract::<String>()).collect::<PyResult<_>>()?,
+            Err(_) => vec![item.extract::<String>()?],
+        };
+        flattened.push(last.join("."));
+    }
+    flattened.sort();
+    // The group that set the supported entry of `last` last.
+    let group = out.unsupported.iter().rev().find(|g| g.paths.contains(&last));
+    let mut text = String::new();
+    if let Some(group) = group {
+        let mut names: Vec<&str> = group.supported.iter().map(String::as_str).collect();
+        names.sort_unstable();
+        text = names.join(", ");
+        if !group.aliases.is_empty() {
+            let mut aliases: Vec<&str> = group.aliases.iter().map(|(a, _)| a.as_str()).collect();
+            aliases.sort_unstable();
+            aliases.dedup();
+            text.push_str(&format!(" ({})", aliases.join(", ")));
+        }
+    }
+    Ok(format!("{}. Supported parameters include: {text}.", flattened.join(", ")))
+}
