@@ -16,6 +16,7 @@ use crate::argspec::{
 
 mod fallbacks;
 mod fast;
+mod reuse;
 mod snapshot;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -482,7 +483,20 @@ fn compile_sources(
     let spec = CompiledSpec::compile(&input)?;
     let tagged = take_saw_tagged();
     let validators = type_validators.unbind();
-    Ok(CompiledArgSpec { spec, flavor, names, validators, callables, sub_specs, tagged })
+    let defaults = default_objects(argument_spec, &names);
+    Ok(CompiledArgSpec { spec, flavor, names, validators, callables, sub_specs, tagged, defaults })
+}
+
+/// The spec's own `default` object of each top-level option, by option index.
+fn default_objects(argument_spec: &Bound<'_, PyAny>, names: &[Py<PyString>]) -> Vec<Option<Py<PyAny>>> {
+    let py = argument_spec.py();
+    names
+        .iter()
+        .map(|name| {
+            let option = argument_spec.get_item(name.bind(py)).ok()?;
+            option.cast::<PyDict>().ok()?.get_item("default").ok().flatten().map(Bound::unbind)
+        })
+        .collect()
 }
 
 #[pyclass(frozen, module = "ansible_accel._native")]
@@ -499,6 +513,8 @@ struct CompiledArgSpec {
     sub_specs: Vec<Py<PyAny>>,
     /// Whether the spec holds ansible-core tagged objects (names, defaults, aliases).
     tagged: bool,
+    /// The spec's `default` objects of the top-level options, by option index.
+    defaults: Vec<Option<Py<PyAny>>>,
 }
 
 impl CompiledArgSpec {

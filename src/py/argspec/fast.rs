@@ -23,7 +23,7 @@ use pyo3::types::{PyDict, PyList, PySet, PyString, PyTuple, PyType};
 
 use super::fallbacks::{self, FallbackContext, Ran};
 use super::snapshot::Snapshot;
-use super::{compile_sources, guard, shares_containers, take_saw_tagged, to_python, to_value, validated_to_python, CompiledArgSpec, Mode};
+use super::{compile_sources, guard, shares_containers, take_saw_tagged, to_python, to_value, CompiledArgSpec, Mode};
 use crate::argspec::{CoreFlavor, Outcome, Unhandled};
 
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -306,7 +306,8 @@ impl ArgspecFastPath {
             }
         };
         let (out, ran) = out;
-        let result = self.build_result(py, compiled, &out, ran.as_ref().map(|(_, found)| found))?;
+        let given = ran.as_ref().map_or(dict, |(given, _)| given);
+        let result = self.build_result(py, compiled, &out, given, ran.as_ref().map(|(_, found)| found))?;
         NATIVE_CALLS.fetch_add(1, Ordering::Relaxed);
         Ok(result)
     }
@@ -318,6 +319,7 @@ impl ArgspecFastPath {
         py: Python<'py>,
         compiled: &CompiledArgSpec,
         out: &Outcome,
+        given: &Bound<'py, PyDict>,
         fallback_no_log: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let unsupported = PySet::empty(py)?;
@@ -356,7 +358,7 @@ impl ArgspecFastPath {
         for (alias, index) in &compiled.spec.aliases {
             aliases.set_item(alias, &compiled.spec.options[*index].name)?;
         }
-        let validated = validated_to_python(py, &compiled.spec, &compiled.names, &out.params)?;
+        let validated = super::reuse::validated(py, compiled, given, &out.params)?;
         let class = self.result_class.bind(py);
         let result = class.call_method1(intern!(py, "__new__"), (class,))?;
         let errors = self.multiple.bind(py).call0()?;

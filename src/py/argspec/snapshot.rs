@@ -105,7 +105,16 @@ unsafe fn walk(obj: *mut ffi::PyObject, visit: &mut impl Visit, depth: usize) ->
     }
     // SAFETY (whole block): `obj` is live and the GIL is held; borrowed references only.
     unsafe {
-        let flags = ffi::PyType_GetFlags(ffi::Py_TYPE(obj));
+        let kind = ffi::Py_TYPE(obj);
+        // The exact scalar types first, by address (no call): most of a spec is str and int.
+        if kind == std::ptr::addr_of_mut!(ffi::PyUnicode_Type)
+            || kind == std::ptr::addr_of_mut!(ffi::PyLong_Type)
+            || kind == std::ptr::addr_of_mut!(ffi::PyBool_Type)
+            || obj == ffi::Py_None()
+        {
+            return true;
+        }
+        let flags = ffi::PyType_GetFlags(kind);
         if flags & (ffi::Py_TPFLAGS_UNICODE_SUBCLASS | ffi::Py_TPFLAGS_LONG_SUBCLASS) != 0 {
             true // immutable, by far the most common: nothing inside to walk
         } else if flags & ffi::Py_TPFLAGS_DICT_SUBCLASS != 0 {

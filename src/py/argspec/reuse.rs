@@ -1,0 +1,114 @@
+//! The validated parameters holding the objects ansible-core's would hold where the value is
+//! the one given: its `validate()` deep-copies the parameters (a str or float stays the same
+//! object) and type checks return a value already of the type as it is; an option not given
+//! gets the spec's default object itself.  Reusing them is faithful and saves making equal
+//! objects again; every other value is made from the core's result.
+
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyFloat, PyList, PyString};
+
+use super::{to_python, CompiledArgSpec};
+use crate::argspec::{Params, Value};
+
+/// The validated parameters as a dict keyed with the spec's own name objects; `given` is the
+/// parameter dict the core's input was made from.
+pub(super) fn validated<'py>(
+    py: Python<'py>,
+    compiled: &CompiledArgSpec,
+    given: &Bound<'py, PyDict>,
+    map: &Params,
+) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    for (key, value) in map {
+        let index = compiled.spec.option_index(key);
+        let key_object = match index.and_then(|i| compiled.names.get(i)) {
+            Some(name) => name.bind(py).clone(),
+            None => PyString::new(py, key),
+        };
+        let object = match reused(py, compiled, given, index, &key_object, value)? {
+            Some(object) => object,
+            None => to_python(py, value)?,
+        };
+        dict.set_item(key_object, object)?;
+    }
+    Ok(dict)
+}
+
+fn reused<'py>(
+    py: Python<'py>,
+    compiled: &CompiledArgSpec,
+    given: &Bound<'py, PyDict>,
+    index: Option<usize>,
+    key: &Bound<'py, PyString>,
+    value: &Value,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    if let Some(object) = given.get_item(key)? {
+        // A given str or float that the checks left as it was.
+        return Ok(same_scalar(&object, value).then_some(object));
+    }
+    let Some(index) = index else { return Ok(None) };
+    let option = &compiled.spec.options[index];
+    for alias in &option.aliases {
+        if given.contains(alias)? {
+            return Ok(None); // the value came from an alias
+        }
+    }
+    // Not given: the default, where its type checks returned it as it is (containers too, but
+    // not where ansible-core makes a new list of checked elements or works on sub-options).
+    let Some(default) = compiled.defaults.get(index).and_then(Option::as_ref) else { return Ok(None) };
+    let default = default.bind(py);
+    let plain = option.elements.is_none() && option.sub.is_none();
+    Ok((plain && same(default, value, 0) || same_scalar(default, value)).then(|| default.clone()))
+}
+
+/// An exact str or float equal to `value` (the same type: 1.0 is not 1).
+fn same_scalar(object: &Bound<'_, PyAny>, value: &Value) -> bool {
+    match value {
+        Value::Str(text) => object.is_exact_instance_of::<PyString>() && str_is(object, text),
+        Value::Float(number) => object
+            .cast_exact::<PyFloat>()
+            .is_ok_and(|f| f.value().to_bits() == number.to_bits()),
+        _ => false,
+    }
+}
+
+/// Whether a str object holds exactly `text`.
+fn str_is(object: &Bound<'_, PyAny>, text: &str) -> bool {
+    let mut size: ffi::Py_ssize_t = 0;
+    // SAFETY: `object` is an exact str and the GIL is held; the UTF-8 buffer is cached by the
+    // object and lives as long as it does.  A str with surrogates has none (an error, cleared).
+    unsafe {
+        let data = ffi::PyUnicode_AsUTF8AndSize(object.as_ptr(), &mut size);
+        if data.is_null() {
+            ffi::PyErr_Clear();
+            return false;
+        }
+        let Ok(len) = usize::try_from(size) else { return false };
+        std::slice::from_raw_parts(data.cast::<u8>(), len) == text.as_bytes()
+    }
+}
+
+/// Exact structural equality of a default object and a value: builtin types only.
+fn same(object: &Bound<'_, PyAny>, value: &Value, depth: usize) -> bool {
+    if depth > 32 {
+        return false;
+    }
+    match value {
+        Value::None => object.is_none(),
+        Value::Bool(b) => object.is_exact_instance_of::<pyo3::types::PyBool>() && object.is_truthy().is_ok_and(|t| t == *b),
+        Value::Int(i) => {
+            object.is_exact_instance_of::<pyo3::types::PyInt>() && object.extract::<i64>().is_ok_and(|o| o == *i)
+        }
+        Value::Float(_) | Value::Str(_) => same_scalar(object, value),
+        Value::List(items) => object.cast_exact::<PyList>().is_ok_and(|list| {
+            list.len() == items.len() && list.iter().zip(items).all(|(o, v)| same(&o, v, depth + 1))
+        }),
+        Value::Dict(map) => object.cast_exact::<PyDict>().is_ok_and(|dict| {
+            dict.len() == map.len()
+                && dict.iter().zip(map).all(|((k, o), (key, v))| {
+                    k.is_exact_instance_of::<PyString>() && str_is(&k, key) && same(&o, v, depth + 1)
+                })
+        }),
+    }
+}

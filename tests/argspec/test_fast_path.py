@@ -1,0 +1,197 @@
+"""The one-call native validate(): fallbacks done natively (each strategy run once, its
+exceptions what ansible-core raises), a replaced set_fallbacks respected, the compiled-spec
+cache across validators and past its bound."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from _compare import ORIGINAL_VALIDATE, compare, native_count, observe, outcome
+from ansible.module_utils.common import arg_spec
+from ansible.module_utils.common.parameters import AnsibleFallbackNotFound, env_fallback
+
+
+class Calls:
+    """A fallback strategy that counts its calls and gives what it is told to."""
+
+    def __init__(self, give):
+        self.give = give
+        self.calls = 0
+
+    def __call__(self, *args, **kwargs):
+        self.calls += 1
+        if isinstance(self.give, BaseException):
+            raise self.give
+        return self.give(*args, **kwargs) if callable(self.give) else self.give
+
+
+def _both(spec, params, checks=None):
+    """(native outcome, pure outcome, whether the call went native) on fresh copies."""
+    before = native_count()
+    got = outcome(arg_spec.ArgumentSpecValidator(spec, **(checks or {})).validate, dict(params))
+    went_native = native_count() == before + 1
+    expected = outcome(lambda p: ORIGINAL_VALIDATE(arg_spec.ArgumentSpecValidator(spec, **(checks or {})), p), dict(params))
+    return got, expected, went_native
+
+
+@pytest.mark.parametrize("form", [tuple, list])
+def test_strategies_run_once_with_their_arguments(form):
+    seen = []
+
+    def strategy(*args, **kwargs):
+        seen.append((args, kwargs))
+        return "from " + ",".join(args)
+
+    counted = Calls(lambda *a, **kw: 7)
+    spec = {
+        "a": {"fallback": form([strategy, ["x", "y"], {"k": 1}])},
+        "b": {"type": "int", "fallback": form([counted])},
+        "c": {"fallback": form([None])},
+        "d": {"fallback": form([Calls(AnsibleFallbackNotFound())])},
+        "e": {"fallback": form([strategy, ("z",)]), "no_log": True},
+    }
+    got, expected, went_native = _both(spec, {"e": "given"})
+    assert got == expected
+    assert went_native
+    # Native run then the pure one: each strategy once per validation.
+    assert seen == [(("x", "y"), {"k": 1})] * 2
+    assert counted.calls == 2
+
+
+def test_env_fallback_reads_os_environ_as_it_does(monkeypatch):
+    monkeypatch.delenv("ACCEL_FB_A", raising=False)
+    monkeypatch.setenv("ACCEL_FB_B", "second")
+    spec = {
+        "first": {"fallback": (env_fallback, ["ACCEL_FB_A", "ACCEL_FB_B"])},
+        "none": {"fallback": (env_fallback, ["ACCEL_FB_A"])},
+        "bare": {"fallback": (env_fallback,)},
+        "secret": {"fallback": (env_fallback, ("ACCEL_FB_B",)), "no_log": True},
+    }
+    got, expected, went_native = _both(spec, {})
+    assert got == expected and went_native
+    assert ("str", "second") in [v for _, v in got["validated"][1]]
+    assert got["no_log"] == ["second"]
+
+
+def test_env_value_that_is_not_utf8():
+    os.environb[b"ACCEL_FB_BYTES"] = b"caf\xe9"  # read back as a surrogate-escaped str
+    try:
+        spec = {"raw": {"fallback": (env_fallback, ["ACCEL_FB_BYTES"]), "no_log": True}}
+        got, expected, _ = _both(spec, {})
+        assert got == expected
+        assert got["no_log"] == ["caf\udce9"]
+    finally:
+        del os.environb[b"ACCEL_FB_BYTES"]
+
+
+def test_env_name_that_cannot_be_encoded_raises_as_ansible_core_does():
+    spec = {"a": {"fallback": (env_fallback, ["bad\ud800name"])}}
+    got, expected, _ = _both(spec, {})
+    assert got[0] == "raised" and got == expected
+
+
+def test_replaced_environ_mapping_is_used(monkeypatch):
+    monkeypatch.setattr(os, "environ", {"ACCEL_FB_DICT": "from a plain dict"})
+    spec = {"a": {"fallback": (env_fallback, ["ACCEL_FB_DICT"])}}
+    got, expected, went_native = _both(spec, {})
+    assert got == expected and went_native
+    assert ("str", "from a plain dict") in [v for _, v in got["validated"][1]]
+
+
+@pytest.mark.parametrize("error", [ValueError("no value"), TypeError("bad call"), KeyError("k")])
+def test_strategy_raising_gives_the_same_exception_and_runs_once(error):
+    strategy = Calls(error)
+    spec = {"a": {"fallback": (strategy,)}, "b": {"type": "int"}}
+    got, expected, went_native = _both(spec, {"b": "1"})
+    assert got == expected == ("raised", type(error), str(error))
+    assert not went_native
+    assert strategy.calls == 2  # once per validation
+
+
+@pytest.mark.parametrize("fallback", [
+    (lambda *a: "x", 5),  # *args of an int: ansible-core's own TypeError
+    (lambda **kw: "x", {1: "not a keyword"}),
+    (),  # no strategy: IndexError
+    "env",  # a str: its first letter is called
+])
+def test_unusual_fallbacks_are_ansible_cores_to_run(fallback):
+    got, expected, _ = _both({"a": {"fallback": fallback}}, {})
+    assert got == expected
+
+
+def test_a_replaced_set_fallbacks_is_called(monkeypatch):
+    calls = []
+    real = arg_spec.set_fallbacks
+
+    def recording(spec, parameters):
+        calls.append(sorted(spec))
+        return real(spec, parameters)
+
+    monkeypatch.setattr(arg_spec, "set_fallbacks", recording)
+    spec = {"a": {"fallback": (lambda: "v",)}}
+    assert compare(spec, {}, expect_native=True)
+    assert calls == [["a"], ["a"]]  # the native attempt and the pure reference both called it
+
+
+def test_fallback_no_log_values_as_this_version_records_them():
+    spec = {"secret": {"no_log": True, "fallback": (lambda: "hunter2",)},
+            "listed": {"no_log": True, "type": "list", "fallback": (lambda: ["one", "two"],)}}
+    got, expected, _ = _both({"secret": spec["secret"]}, {})
+    assert got == expected and got["no_log"] == ["hunter2"]
+    # 2.19/2.21 put the list itself into a set (TypeError); 2.22 records its strings.
+    got, expected, _ = _both(spec, {})
+    assert got == expected
+
+
+def test_compiled_spec_shared_by_validators_of_the_same_spec_objects():
+    from ansible_accel import argspec
+
+    spec = {"a": {"type": "int"}}
+    first = argspec.compile_spec(arg_spec.ArgumentSpecValidator(spec))
+    assert argspec.compile_spec(arg_spec.ArgumentSpecValidator(spec)) is first
+    assert argspec.compile_spec(arg_spec.ArgumentSpecValidator(dict(spec))) is not first
+
+
+def test_many_specs_past_the_cache_bound():
+    before = native_count()
+    specs = [{f"o{i}": {"type": "int", "default": i}} for i in range(1200)]
+    for i, spec in enumerate(specs):
+        assert arg_spec.ArgumentSpecValidator(spec).validate({}).validated_parameters == {f"o{i}": i}
+    for i, spec in enumerate(specs[:10]):
+        assert arg_spec.ArgumentSpecValidator(spec).validate({}).validated_parameters == {f"o{i}": i}
+    assert native_count() == before + 1210
+
+
+def test_result_holds_the_objects_ansible_core_holds():
+    """Given strs (and floats) the checks keep, and the spec's default objects, are the very
+    objects in the result, as in ansible-core's; converted values are new objects."""
+    default_list = ["d1", "d2"]
+    default_str = "".join(["def", "ault"])  # not interned: identity means something
+    spec = {
+        "name": {"type": "str"},
+        "path": {"type": "path"},
+        "ratio": {"type": "float"},
+        "count": {"type": "int"},
+        "items": {"type": "list", "default": default_list},
+        "elements": {"type": "list", "elements": "str", "default": ["e"]},
+        "label": {"type": "str", "default": default_str},
+        "flag": {"type": "bool", "default": "yes"},
+        "alias_given": {"type": "str", "aliases": ["other"], "default": "x"},
+    }
+    params = {"name": "".join(["we", "b"]), "path": "/srv/app", "ratio": 0.5, "count": "3",
+              "other": "".join(["o", "ther"]), "extra": "".join(["ex", "tra"])}
+
+    def identities(result):
+        validated = result.validated_parameters
+        return {key: (validated[key] is params.get(key), validated[key] is spec.get(key, {}).get("default"))
+                for key in validated}
+
+    before = native_count()
+    native = arg_spec.ArgumentSpecValidator(spec).validate(dict(params))
+    assert native_count() == before + 1
+    pure = ORIGINAL_VALIDATE(arg_spec.ArgumentSpecValidator(spec), dict(params))
+    assert observe(native) == observe(pure)
+    assert identities(native) == identities(pure)
+    assert identities(native)["name"] == (True, False)
+    assert identities(native)["items"] == (False, True)
