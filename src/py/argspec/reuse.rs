@@ -43,11 +43,15 @@ fn reused<'py>(
     key: &Bound<'py, PyString>,
     value: &Value,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
+    if matches!(value, Value::None | Value::Bool(_) | Value::Int(_)) {
+        return Ok(None); // singletons or cheap to make: nothing to keep
+    }
     if let Some(object) = given.get_item(key)? {
         // A given str or float that the checks left as it was.
         return Ok(same_scalar(&object, value).then_some(object));
     }
     let Some(index) = index else { return Ok(None) };
+    let Some(default) = compiled.defaults.get(index).and_then(Option::as_ref) else { return Ok(None) };
     let option = &compiled.spec.options[index];
     for alias in &option.aliases {
         if given.contains(alias)? {
@@ -56,7 +60,6 @@ fn reused<'py>(
     }
     // Not given: the default, where its type checks returned it as it is (containers too, but
     // not where ansible-core makes a new list of checked elements or works on sub-options).
-    let Some(default) = compiled.defaults.get(index).and_then(Option::as_ref) else { return Ok(None) };
     let default = default.bind(py);
     let plain = option.elements.is_none() && option.sub.is_none();
     Ok((plain && same(default, value, 0) || same_scalar(default, value)).then(|| default.clone()))
