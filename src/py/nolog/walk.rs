@@ -17,6 +17,8 @@ use pyo3::types::{
 };
 
 use super::{guarded, NoLogMatcher};
+
+mod fast;
 use crate::nolog::Scrubbed;
 use crate::py::masking::{str_from, text_bytes};
 
@@ -357,6 +359,9 @@ impl<'a, 'py> Walk<'a, 'py> {
 
     /// One step of `remove_values`' queue.
     fn fill_scrubbed(&mut self, old: &Bound<'py, PyAny>, new: &Bound<'py, PyAny>) -> PyResult<()> {
+        if self.fill_scrubbed_fast(old, new)? {
+            return Ok(());
+        }
         self.fill(
             old,
             new,
