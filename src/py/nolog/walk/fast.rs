@@ -10,6 +10,7 @@
 
 use pyo3::ffi;
 use pyo3::prelude::*;
+use pyo3::Borrowed;
 use pyo3::types::{
     PyBool, PyBytes, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple,
 };
@@ -44,13 +45,8 @@ impl<'py> Walk<'_, 'py> {
         let Ok(new) = new.cast_exact::<PyList>() else {
             return Ok(false);
         };
-        if let Ok(list) = old.cast_exact::<PyList>() {
-            let items: Vec<Bound<'py, PyAny>> = list.iter().collect();
-            return self.fill_list_fast(old, &items, new);
-        }
-        if let Ok(tuple) = old.cast_exact::<PyTuple>() {
-            let items: Vec<Bound<'py, PyAny>> = tuple.iter().collect();
-            return self.fill_list_fast(old, &items, new);
+        if old.is_exact_instance_of::<PyList>() || old.is_exact_instance_of::<PyTuple>() {
+            return self.fill_list_fast(old, new);
         }
         Ok(false)
     }
@@ -90,19 +86,33 @@ impl<'py> Walk<'_, 'py> {
         Ok(true)
     }
 
-    fn fill_list_fast(
-        &mut self,
-        old: &Bound<'py, PyAny>,
-        items: &[Bound<'py, PyAny>],
-        new: &Bound<'py, PyList>,
-    ) -> PyResult<bool> {
-        if !new.is_empty() || !items.iter().all(handled_here) {
+    fn fill_list_fast(&mut self, old: &Bound<'py, PyAny>, new: &Bound<'py, PyList>) -> PyResult<bool> {
+        let py = self.py;
+        let is_list = old.is_exact_instance_of::<PyList>();
+        let len = old.len()?;
+        // Borrowed items: the sequence cannot change while no Python code runs, and the walk
+        // below runs none (every item is of a type handled here).
+        let item_at = |index: usize| -> Borrowed<'_, 'py, PyAny> {
+            // SAFETY: `index < len` of a live exact list or tuple, the GIL held.
+            unsafe {
+                let ptr = if is_list {
+                    ffi::PyList_GetItem(old.as_ptr(), index as ffi::Py_ssize_t)
+                } else {
+                    ffi::PyTuple_GetItem(old.as_ptr(), index as ffi::Py_ssize_t)
+                };
+                Borrowed::from_ptr(py, ptr)
+            }
+        };
+        if !new.is_empty() || !(0..len).all(|index| handled_here(&item_at(index))) {
             return Ok(false);
         }
+        // Signals are checked once, before: a handler (Python code) must not run in the loop.
+        self.ticks(len)?;
         let mut changed = Vec::new();
-        for (index, item) in items.iter().enumerate() {
-            let scrubbed = self.value_scrubbed(item)?;
-            if !scrubbed.is(item) {
+        for index in 0..len {
+            let item = item_at(index);
+            let scrubbed = self.value_scrubbed_unticked(&item)?;
+            if !scrubbed.is(&*item) {
                 changed.push((index, scrubbed));
             }
         }
@@ -110,11 +120,11 @@ impl<'py> Walk<'_, 'py> {
         // PyList_SetItem steals the reference it is given (and drops the item it replaces).
         unsafe {
             if ffi::PyList_SetSlice(new.as_ptr(), 0, 0, old.as_ptr()) != 0 {
-                return Err(PyErr::fetch(self.py));
+                return Err(PyErr::fetch(py));
             }
             for (index, value) in changed {
                 if ffi::PyList_SetItem(new.as_ptr(), index as ffi::Py_ssize_t, value.into_ptr()) != 0 {
-                    return Err(PyErr::fetch(self.py));
+                    return Err(PyErr::fetch(py));
                 }
             }
         }
