@@ -1,3 +1,5 @@
+from typing import Any, Callable
+
 __version__: str
 
 class SecretMatcher:
@@ -18,6 +20,23 @@ class SecretRegistry:
     def secrets_in_json(self, value: str, /) -> list[str]: ...
     def is_empty(self) -> bool: ...
     def __len__(self) -> int: ...
+
+class MaskTooDeep(Exception):
+    """The structure is deeper than ``mask_object_walk`` was allowed to go."""
+
+def mask_object_walk(
+    engine: SecretRegistry | SecretMatcher,
+    placeholder: str,
+    lines_items: tuple[tuple[Any, Any], ...],
+    tracked_keys: frozenset[Any],
+    delegate: Callable[[Any, int], Any],
+    tag_copy: Callable[[Any, Any], Any],
+    max_depth: int,
+    value: Any,
+    depth: int,
+    /,
+) -> Any:
+    """2.22's mask_object walk of ``value`` at ``depth``: builtin types natively, others by ``delegate``."""
 
 # --- no_log (ansible_accel.no_log) ---------------------------------------------------------
 

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import collections.abc as _c
 import os as _os
+import sys as _sys
 import threading as _threading
 import typing as _t
 
 from . import _counters
-from ._native import SecretMatcher, SecretRegistry
+from ._native import MaskTooDeep, SecretMatcher, SecretRegistry, mask_object_walk
 
 __all__ = [
     "AnsibleSecretMaskError",
@@ -288,9 +289,12 @@ def mask_object_with(masker: _t.Any, value: _t.Any, placeholder: _t.Any, lines_k
             and "mask_string" not in vars(masker)
             and getattr(type(masker), "mask_string", None) in _plain_mask_strings
         )
-        mask_text = _native_text_masker(engine, placeholder) if native else _python_text_masker(masker, placeholder)
         try:
-            result = _ObjectMasker(mask_text, lines_keys or {}).mask(value)
+            if native and isinstance(placeholder, str):
+                result = _native_walk(engine, value, placeholder, lines_keys or {})
+            else:
+                mask_text = _native_text_masker(engine, placeholder) if native else _python_text_masker(masker, placeholder)
+                result = _ObjectMasker(mask_text, lines_keys or {}).mask(value)
         except Exception:  # noqa: BLE001 - any failure is reported without the value
             failed = True
     if failed:
@@ -300,6 +304,39 @@ def mask_object_with(masker: _t.Any, value: _t.Any, placeholder: _t.Any, lines_k
     else:
         _counters.fallback(_PATH, "mask_object on a masker with its own matcher or mask_string")
     return result
+
+
+#: How deep the native walk goes before it checks how deep 2.22's recursive walk could go.
+_SHALLOW_DEPTH = 32
+#: The native walk never goes deeper than this (its recursion is on the C stack).
+_NATIVE_MAX_DEPTH = 256
+#: Frames 2.22's walk takes per level of the structure, and besides them (its leaves' calls).
+_FRAMES_PER_LEVEL = 3
+_FRAMES_SPARE = 50
+
+
+def _native_walk(engine: _t.Any, value: _t.Any, placeholder: str, lines_keys: dict[str, str]) -> _t.Any:
+    """2.22's walk of ``value`` on the native engine.  A structure deeper than 2.22's recursive
+    walk could surely go from here is walked in Python instead, to fail (or not) as 2.22 does."""
+    delegate = _NativeDelegate(engine, placeholder, lines_keys)
+    try:
+        return delegate.walk(value, _SHALLOW_DEPTH)
+    except MaskTooDeep:
+        pass
+    max_depth = min(_NATIVE_MAX_DEPTH, (_sys.getrecursionlimit() - _stack_depth() - _FRAMES_SPARE) // _FRAMES_PER_LEVEL)
+    if max_depth > _SHALLOW_DEPTH:
+        try:
+            return delegate.walk(value, max_depth)
+        except MaskTooDeep:
+            pass
+    return _ObjectMasker(_native_text_masker(engine, placeholder), lines_keys).mask(value)
+
+
+def _stack_depth() -> int:
+    frame, depth = _sys._getframe(), 0
+    while frame is not None:
+        frame, depth = frame.f_back, depth + 1
+    return depth
 
 
 #: ``mask_string`` functions that do exactly what the native engine does for a text.
@@ -414,3 +451,29 @@ class _ObjectMasker:
                 changed = True
             out.append(new_item)
         return out if changed else value
+
+
+class _NativeDelegate(_ObjectMasker):
+    """The native walk (``mask_object_walk``) handles the builtin types itself and hands any
+    other value here: it is masked as 2.22 does, each of its children going back to the native
+    walk one level deeper (the depth counts both walks together)."""
+
+    def __init__(self, engine: _t.Any, placeholder: str, lines_keys: dict[str, str]) -> None:
+        super().__init__(_native_text_masker(engine, placeholder), lines_keys)
+        self._args = (engine, placeholder, self._lines_items, self._tracked_keys, self.delegate, _tag_copy)
+        self._max_depth = _SHALLOW_DEPTH
+        self._depth = 0
+
+    def walk(self, value: _t.Any, max_depth: int) -> _t.Any:
+        self._max_depth = max_depth
+        return mask_object_walk(*self._args, max_depth, value, 0)
+
+    def mask(self, value: _t.Any) -> _t.Any:
+        return mask_object_walk(*self._args, self._max_depth, value, self._depth)
+
+    def delegate(self, value: _t.Any, depth: int) -> _t.Any:
+        saved, self._depth = self._depth, depth
+        try:
+            return _ObjectMasker.mask(self, value)
+        finally:
+            self._depth = saved

@@ -7,6 +7,7 @@
 
 pub mod anchors;
 pub mod forms;
+pub mod lines;
 pub mod matcher;
 pub mod order;
 pub mod text;

@@ -14,12 +14,21 @@ use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
 use crate::masking::{MaskError, Searchable, SecretMatcher, SecretRegistry, Snapshot};
 
+mod object;
+
+pyo3::create_exception!(
+    ansible_accel._native,
+    MaskTooDeep,
+    pyo3::exceptions::PyException,
+    "The structure given to the native mask_object walk is deeper than it was allowed to go."
+);
+
 /// Texts at least this long are scanned with the GIL released.
 const DETACH_MIN_BYTES: usize = 64 * 1024;
 
 /// The error every engine failure becomes; the Python side turns it into
 /// `AnsibleSecretMaskError("secret masking failed")` without cause or context.
-fn failure(_: MaskError) -> PyErr {
+pub(crate) fn failure(_: MaskError) -> PyErr {
     PyRuntimeError::new_err("secret masking failed")
 }
 
@@ -93,7 +102,7 @@ fn scan<T: Send>(py: Python<'_>, text: &Text<'_>, f: impl Send + FnOnce(&[u8]) -
 
 /// Where snapshots come from: `None` for the quick one (builds nothing), `Some(text_len)` for
 /// one with automata for every form.
-type Source<'a> = &'a dyn Fn(Option<usize>) -> Result<Snapshot, MaskError>;
+pub(crate) type Source<'a> = &'a dyn Fn(Option<usize>) -> Result<Snapshot, MaskError>;
 
 /// Run `search` on a quick snapshot, and again on a complete one if the quick one could not
 /// answer; `None` when nothing is registered.
@@ -136,8 +145,7 @@ fn mask_with<'py>(
     let text = text_of(value)?;
     let placeholder = text_of(placeholder)?;
     let placeholder_bytes: &[u8] = &placeholder.bytes;
-    // Taken out of the thread's slot for the call (a re-entrant call simply gets a new one).
-    let mut out = SCRATCH.with(|scratch| std::mem::take(&mut *scratch.borrow_mut()));
+    let mut out = take_scratch();
     let masked = search(py, &text, source, |snapshot, bytes| {
         snapshot.mask_into(bytes, placeholder_bytes, &mut out)
     });
@@ -146,10 +154,25 @@ fn mask_with<'py>(
         Ok(_) => Ok(value.clone()),
         Err(err) => Err(err),
     };
-    if out.capacity() <= SCRATCH_KEEP_BYTES {
-        SCRATCH.with(|scratch| *scratch.borrow_mut() = out);
-    }
+    keep_scratch(out);
     result
+}
+
+/// The thread's scratch buffer, taken out of its slot for the call (a re-entrant call simply
+/// gets a new one).
+fn take_scratch() -> Vec<u8> {
+    SCRATCH.with(|scratch| std::mem::take(&mut *scratch.borrow_mut()))
+}
+
+fn keep_scratch(out: Vec<u8>) {
+    if out.capacity() <= SCRATCH_KEEP_BYTES {
+        SCRATCH.with(|scratch| {
+            let mut slot = scratch.borrow_mut();
+            if out.capacity() > slot.capacity() {
+                *slot = out;
+            }
+        });
+    }
 }
 
 /// Every occurrence as code-point spans: sorted, or with `matcher_order` in 2.22's order.
@@ -318,7 +341,58 @@ impl PySecretRegistry {
     }
 }
 
+/// 2.22's `mask_object` walk of `value` at `depth` (see `object`), on the snapshots of `engine`
+/// (a `SecretRegistry` or a `SecretMatcher`).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn mask_object_walk<'py>(
+    engine: &Bound<'py, PyAny>,
+    placeholder: &Bound<'py, PyString>,
+    lines_items: &Bound<'py, PyTuple>,
+    tracked_keys: &Bound<'py, PyAny>,
+    delegate: &Bound<'py, PyAny>,
+    tag_copy: &Bound<'py, PyAny>,
+    max_depth: usize,
+    value: &Bound<'py, PyAny>,
+    depth: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    guarded(|| {
+        let placeholder = text_bytes(placeholder)?;
+        let lines_items = lines_items
+            .iter()
+            .map(|pair| pair.extract())
+            .collect::<PyResult<Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>>>()?;
+        let run = |source: Source<'_>| -> PyResult<Bound<'py, PyAny>> {
+            let mut walk = object::ObjectWalk {
+                py: value.py(),
+                source,
+                snapshot: source(None).map_err(failure)?,
+                placeholder: &placeholder,
+                lines_items,
+                tracked_keys,
+                delegate,
+                tag_copy,
+                depth,
+                max_depth,
+                scratch: take_scratch(),
+            };
+            let masked = walk.mask(value);
+            keep_scratch(walk.scratch);
+            masked
+        };
+        if let Ok(registry) = engine.cast::<PySecretRegistry>() {
+            let registry = registry.get();
+            run(&|len| locked(&registry.inner).snapshot_for(len))
+        } else {
+            let matcher = engine.cast::<PySecretMatcher>()?.get();
+            run(&|len| locked(&matcher.inner).snapshot_for(len))
+        }
+    })
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("MaskTooDeep", m.py().get_type::<MaskTooDeep>())?;
+    m.add_function(wrap_pyfunction!(mask_object_walk, m)?)?;
     m.add("SecretMatcher", m.py().get_type::<PySecretMatcher>())?;
     m.add("SecretRegistry", m.py().get_type::<PySecretRegistry>())?;
     Ok(())

@@ -17,6 +17,8 @@ use pyo3::types::{
 };
 
 use super::{guarded, NoLogMatcher};
+
+mod fast;
 use crate::nolog::Scrubbed;
 use crate::py::masking::{str_from, text_bytes};
 
@@ -131,8 +133,14 @@ impl<'a, 'py> Walk<'a, 'py> {
     }
 
     fn tick(&mut self) -> PyResult<()> {
-        self.steps += 1;
-        if self.steps.is_multiple_of(SIGNAL_CHECK_STEPS) {
+        self.ticks(1)
+    }
+
+    /// Count `n` steps, checking for pending signals when a multiple of the interval is passed.
+    fn ticks(&mut self, n: usize) -> PyResult<()> {
+        let before = self.steps / SIGNAL_CHECK_STEPS;
+        self.steps += n;
+        if self.steps / SIGNAL_CHECK_STEPS != before {
             self.py.check_signals()?;
         }
         Ok(())
@@ -172,6 +180,11 @@ impl<'a, 'py> Walk<'a, 'py> {
     /// `_remove_values_conditions(value, no_log_strings, deferred_removals)`.
     fn value_scrubbed(&mut self, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         self.tick()?;
+        self.value_scrubbed_unticked(value)
+    }
+
+    /// `value_scrubbed` without the signal check (for a caller that checked for many values).
+    fn value_scrubbed_unticked(&mut self, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         if let Ok(text) = value.cast_exact::<PyString>() {
             return self.text_scrubbed(value, text);
         }
@@ -357,6 +370,9 @@ impl<'a, 'py> Walk<'a, 'py> {
 
     /// One step of `remove_values`' queue.
     fn fill_scrubbed(&mut self, old: &Bound<'py, PyAny>, new: &Bound<'py, PyAny>) -> PyResult<()> {
+        if self.fill_scrubbed_fast(old, new)? {
+            return Ok(());
+        }
         self.fill(
             old,
             new,
