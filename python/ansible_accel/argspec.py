@@ -289,7 +289,7 @@ def make_validate(original: t.Callable, arg_spec_module: t.Any, errors_module: t
         result = build_result(make, errors_module, compiled, outcome)
         result._no_log_values.update(fallback_no_log)
         if tagged:
-            retag_result(result, self.argument_spec, parameters, given)
+            retag_result(result, self.argument_spec, parameters, given, dict(outcome[8]))
         if outcome[6]:
             warn = parameters_module.warn  # what _validate_sub_spec calls, looked up as it does
             for message in outcome[6]:
@@ -402,7 +402,7 @@ def _pick(old: t.Any, new: t.Any, option: t.Any) -> t.Any:
     return _kept(old, new, kind)
 
 
-def _merge_into(target: dict, checked: dict, spec: dict, fallbacks: t.Any = None) -> dict:
+def _merge_into(target: dict, checked: dict, spec: dict, fallbacks: t.Any = None, returned: dict | None = None) -> dict:
     """Makes ``target`` (ansible-core's copy of one parameter dict) hold ``checked`` (the core's
     result for it), keeping the objects ansible-core keeps."""
     names = {name: name for name in spec}
@@ -419,6 +419,8 @@ def _merge_into(target: dict, checked: dict, spec: dict, fallbacks: t.Any = None
                     source = target[alias]
         if present:
             new = _pick(source, value, option)
+            if returned and key in returned and type(returned[key]) is not bool and returned[key] == value:
+                new = returned[key]  # the callable's own object, its items' tags kept
             if new is not target[key]:
                 target[key] = new
             continue
@@ -450,13 +452,14 @@ def _strings(obj: t.Any, found: dict, keys: bool = True, depth: int = 0) -> dict
     return found
 
 
-def retag_result(result: t.Any, spec: dict, parameters: t.Any, given: t.Any) -> None:
+def retag_result(result: t.Any, spec: dict, parameters: t.Any, given: t.Any, returned: dict | None = None) -> None:
     """Puts the tagged objects ansible-core's validate() would hold into a native ``result``
-    (whose strings and containers are builtins)."""
+    (whose strings and containers are builtins); ``returned``: what callable types returned
+    for options given tagged values, which ansible-core's result holds as they are."""
     base = _copy_params(parameters, {})
     fallbacks = given if given is not parameters else None
     in_params = _strings(base, {})
-    result._validated_parameters = _merge_into(base, result._validated_parameters, spec, fallbacks)
+    result._validated_parameters = _merge_into(base, result._validated_parameters, spec, fallbacks, returned)
     in_spec = _strings(spec, {})
     if fallbacks is not None:
         _strings(fallbacks, in_params)

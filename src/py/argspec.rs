@@ -334,6 +334,9 @@ struct CoreCheckers<'py, 'a> {
     /// gets (a copy of) the object ansible-core would give it.
     tagged_params: Option<Bound<'py, PyDict>>,
     spec_tagged: bool,
+    /// What a callable type returned for a top-level option given tagged: the object itself,
+    /// for the result (its items keep their tags).
+    returned: std::cell::RefCell<Vec<(String, Py<PyAny>)>>,
 }
 
 impl CoreCheckers<'_, '_> {
@@ -397,11 +400,11 @@ impl Delegate for CoreCheckers<'_, '_> {
                     .and_then(|m| m.getattr("deepcopy"))
                     .and_then(|f| f.call1((original,)))
                     .map_err(|_| UNTAGGED)?;
-                self.call_checker(kind, copied)
+                self.call_checker(kind, copied, Some(name))
             }
             _ if self.spec_tagged => Err(UNTAGGED),
             // A default or fallback from a plain spec: the same plain value ansible-core has.
-            _ => self.call_checker(kind, to_python(self.py, value).map_err(|_| UNTAGGED)?),
+            _ => self.call_checker(kind, to_python(self.py, value).map_err(|_| UNTAGGED)?, None),
         }
     }
 
@@ -411,21 +414,26 @@ impl Delegate for CoreCheckers<'_, '_> {
             return Err(Unhandled("value: tagged value for a callable type"));
         }
         let given = to_python(self.py, value).map_err(|_| FAILED)?;
-        self.call_checker(kind, given)
+        self.call_checker(kind, given, None)
     }
 }
 
 impl CoreCheckers<'_, '_> {
-    fn call_checker(&self, kind: TypeKind, given: Bound<'_, PyAny>) -> Converted {
+    /// `kept`: the option whose checked object (holding tagged objects) the result must hold.
+    fn call_checker(&self, kind: TypeKind, given: Bound<'_, PyAny>, kept: Option<&str>) -> Converted {
         const FAILED: Unhandled = Unhandled("value: ansible-core's checker failed unexpectedly");
         let checker = match kind {
             TypeKind::Callable(i) => self.callables.get(i).ok_or(FAILED)?.bind(self.py).clone(),
             _ => self.validators.get_item(kind.name()).map_err(|_| FAILED)?,
         };
         match checker.call1((given,)) {
-            Ok(converted) => to_value(&converted, Mode::Params, 0)
-                .map(Ok)
-                .map_err(|_| Unhandled("value: checker result not plain data")),
+            Ok(converted) => {
+                let value = to_value(&converted, Mode::Params, 0).map_err(|_| Unhandled("value: checker result not plain data"))?;
+                if let Some(name) = kept {
+                    self.returned.borrow_mut().push((name.to_owned(), converted.unbind()));
+                }
+                Ok(Ok(value))
+            }
             Err(e) if e.is_instance_of::<PyTypeError>(self.py) || e.is_instance_of::<PyValueError>(self.py) => {
                 let text = e.value(self.py).str().map_err(|_| FAILED)?;
                 Ok(Err(text.to_str().map_err(|_| FAILED)?.to_owned()))
@@ -528,7 +536,14 @@ impl CompiledArgSpec {
 
     /// The core's validation of `params` (made from `parameters`), ansible-core's checkers
     /// standing by; a KeyboardInterrupt or the like from one of them is raised.
-    fn run(&self, py: Python<'_>, parameters: &Bound<'_, PyAny>, params: Params) -> PyResult<Result<Outcome, Unhandled>> {
+    /// Also what callable types returned for options given tagged (see `CoreCheckers`).
+    #[allow(clippy::type_complexity)]
+    fn run(
+        &self,
+        py: Python<'_>,
+        parameters: &Bound<'_, PyAny>,
+        params: Params,
+    ) -> PyResult<(Result<Outcome, Unhandled>, Vec<(String, Py<PyAny>)>)> {
         let checkers = CoreCheckers {
             py,
             validators: self.validators.bind(py).clone(),
@@ -537,12 +552,13 @@ impl CompiledArgSpec {
             interrupt: std::cell::RefCell::new(None),
             tagged_params: parameters.cast::<PyDict>().ok().filter(|_| !self.callables.is_empty()).cloned(),
             spec_tagged: self.tagged,
+            returned: Default::default(),
         };
         let cx = Context { flavor: &self.flavor, delegate: &checkers };
         let outcome = self.spec.validate(params, &cx);
         match checkers.interrupt.take() {
             Some(interrupt) => Err(interrupt),
-            None => Ok(outcome),
+            None => Ok((outcome, checkers.returned.take())),
         }
     }
 }
@@ -551,7 +567,8 @@ impl CompiledArgSpec {
 impl CompiledArgSpec {
     /// `(validated, [(error class name, message)], [(unsupported names or paths, supported
     /// names, [(alias, option)])], no_log values, [(option, alias)], [deprecation dict],
-    /// [message to warn()], whether tagged objects were met)`, or the reason (str) this call is left to ansible-core.
+    /// [message to warn()], whether tagged objects were met, [(option, what its callable type
+    /// returned for a tagged value)])`, or the reason (str) this call is left to ansible-core.
     fn validate<'py>(&self, py: Python<'py>, parameters: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         guard("argspec validate", || {
             take_saw_tagged();
@@ -563,9 +580,9 @@ impl CompiledArgSpec {
                 Some(dict) => self.prepare(dict),
                 None => Err(Unhandled("value: parameters not a dict")),
             };
-            let outcome = match outcome {
+            let (outcome, returned) = match outcome {
                 Ok(params) => self.run(py, parameters, params)?,
-                Err(reason) => Err(reason),
+                Err(reason) => (Err(reason), Vec::new()),
             };
             let out = match outcome {
                 Ok(out) => out,
@@ -601,6 +618,7 @@ impl CompiledArgSpec {
                 deprecations,
                 out.warnings_to_emit,
                 take_saw_tagged(),
+                returned,
             );
             Ok(tuple.into_pyobject(py)?.into_any())
         })

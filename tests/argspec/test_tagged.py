@@ -89,3 +89,23 @@ def test_tagged_specs_and_parameters_match_pure_python():
     check()
     native = native_count() - before
     assert native > 60, f"native path answered only {native} tagged cases"
+
+
+@pytest.mark.parametrize("checker_name", ["_check_type_list_strict", "wrap_in_dict"])
+def test_callable_type_result_holds_the_tagged_value(checker_name):
+    """A callable type that wraps its (deep-copied, tagged) argument: ansible-core's result
+    holds the callable's own object, whose item keeps the tags (assert's one-string ``that:``
+    is TrustedAsTemplate-tagged and must stay so)."""
+    from ansible.module_utils.common import validation
+
+    checker = getattr(validation, checker_name, None) or (lambda value: {"wrapped": value})
+    if checker_name == "_check_type_list_strict" and not hasattr(validation, checker_name):
+        pytest.skip("no _check_type_list_strict in this ansible-core")
+    spec = {"that": {"type": checker, "required": True}, "msg": {"type": "raw"}}
+    value = AnsibleTagHelper.tag("1 == 1", [Origin(path="/play.yml", line_num=3)])
+    before = native_count()
+    got = outcome(arg_spec.ArgumentSpecValidator(spec).validate, {"that": value})
+    assert native_count() == before + 1
+    expected = outcome(lambda p: ORIGINAL_VALIDATE(arg_spec.ArgumentSpecValidator(spec), p), {"that": value})
+    assert got == expected
+    assert "Origin" in repr(got["validated"])

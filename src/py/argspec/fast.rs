@@ -289,7 +289,7 @@ impl ArgspecFastPath {
             ran = Some((given, found));
         }
         let checked = ran.as_ref().map_or(parameters.clone(), |(given, _)| given.clone().into_any());
-        let outcome = match compiled.run(py, &checked, params)? {
+        let outcome = match compiled.run(py, &checked, params)?.0 {
             Ok(out) if !take_saw_tagged() => Ok(out),
             Ok(_) => Err(Unhandled("value: tagged value from a checker")),
             Err(reason) => Err(reason),
