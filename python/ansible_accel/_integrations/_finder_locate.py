@@ -225,3 +225,52 @@ def locate(mc: t.Any, entry: t.Any, module_utils_paths: list[str], checks: WalkC
         return info, _collection_located(mc, entry, info, checks)
     mc.display.warning('ModuleDepFinder improperly found a non-module_utils import %s' % [parts])
     return None, None
+
+
+def _legacy_candidates(parts: tuple[str, ...], is_ambiguous: bool) -> list[tuple[str, ...]]:
+    """The names LegacyModuleUtilLocator tries, in its order."""
+    if parts[2] == 'six':
+        return [('ansible', 'module_utils', 'six')]
+    if is_ambiguous and len(parts) > 3:
+        return [parts, parts[:-1]]
+    return [parts]
+
+
+def prewarm(mc: t.Any, entries: t.Iterable[tuple[tuple[str, ...], bool]], module_utils_paths: list[str]) -> int:
+    """Locate ``(name_parts, is_ambiguous)`` entries of ansible.module_utils ahead of need,
+    and the packages enclosing what they find, as a walk would (no redirected parent),
+    remembering the plain answers; returns how many locators ran.  Only entries that can have
+    no side effect are located: no name the locator would try has a routing entry (the only
+    source of its messages)."""
+    checks = WalkChecks(mc)
+    pending = list(entries)
+    seen = set(pending)
+    ran = 0
+    while pending:
+        parts, is_ambiguous = pending.pop()
+        if parts[0:2] != ('ansible', 'module_utils') or len(parts) < 3:
+            continue
+        key = (mc.LegacyModuleUtilLocator, parts, is_ambiguous, False, tuple(module_utils_paths))
+        located = _located.get(key)
+        if located is None:
+            if not all(checks.unrouted('.'.join(c[2:])) for c in _legacy_candidates(parts, is_ambiguous)):
+                continue
+            try:
+                _, located = _legacy_locator(mc, _PrewarmEntry(parts, is_ambiguous, False, False), module_utils_paths, checks)
+            except Exception:  # noqa: BLE001 - the walk that needs it runs the locator and raises itself
+                continue
+            ran += 1
+        if located is not None:
+            for depth in range(3, len(located.fq_name_parts)):
+                package = (located.fq_name_parts[:depth], False)
+                if package not in seen:
+                    seen.add(package)
+                    pending.append(package)
+    return ran
+
+
+class _PrewarmEntry(t.NamedTuple):
+    name_parts: tuple[str, ...]
+    is_ambiguous: bool
+    child_is_redirected: bool
+    is_optional: bool

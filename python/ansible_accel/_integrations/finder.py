@@ -259,11 +259,50 @@ def _walk_module_utils(walk: _Walk, module_fqn: str, pending: list, found: dict,
                 heapq.heappush(pending, _Entry(package, False, info.redirected, entry.is_optional))
 
 
+class _TreeNeeded(Exception):
+    """Raised by _TreeProbe: ansible-core's metadata reader wants the module's tree."""
+
+
+class _TreeProbe:
+    """Stands for the module's tree where the walk first asks whether the metadata needs one
+    (only with the experimental _MODULE_METADATA setting on)."""
+
+    def __getattr__(self, name: str) -> t.Any:
+        raise _TreeNeeded(name)
+
+
+def _remembered(walk: _Walk, name: str, module_fqn: str, module_data: t.Any, module_utils_paths: list[str],
+                extension_manager: t.Any, shared: bool):
+    """(metadata, closure) when this very walk is remembered, before scanning the module: a
+    closure is only ever recorded for a module (same content, name, Python, ansible-core)
+    whose own scan was native and free of embeds, so its scan would be that again."""
+    mc = walk.mc
+    try:
+        metadata = mc._get_module_metadata(_TreeProbe())
+    except _TreeNeeded:
+        return None
+    if not isinstance(metadata, mc.ModuleMetadataV1):
+        return None
+    memo_key = closure_memo.key(name, module_fqn, module_data, module_utils_paths, metadata.serialization_profile,
+                                extension_manager)
+    if memo_key is None:
+        return None
+    closure = closure_memo.lookup(mc, memo_key, mc._get_collection_metadata, shared)
+    return None if closure is None else (metadata, closure)
+
+
 def _start(walk: _Walk, name: str, module_fqn: str, module_data: t.Any, extension_manager: t.Any):
     mc = walk.mc
     _counters.extra(PATH, "recursive_finder")
     found = _package_stubs(mc)
     module_utils_paths = _module_utils_paths(mc)
+    shared = os.environ.get("ANSIBLE_ACCEL_FINDER_DISK", "1") != "0"
+    remembered = _remembered(walk, name, module_fqn, module_data, module_utils_paths, extension_manager, shared)
+    if remembered is not None:
+        metadata, closure = remembered
+        for parts, output_path, source in closure.files:
+            found[parts] = (source, output_path)
+        return found, metadata, set() if walk.has_embeds else None
     finder, metadata = _scan_main_module(walk, name, module_fqn, module_data)
     embeds = None
     if walk.has_embeds:
@@ -275,13 +314,6 @@ def _start(walk: _Walk, name: str, module_fqn: str, module_data: t.Any, extensio
     if type(finder) is _Scan and not embeds:
         memo_key = closure_memo.key(name, module_fqn, module_data, module_utils_paths, metadata.serialization_profile,
                                     extension_manager)
-    shared = os.environ.get("ANSIBLE_ACCEL_FINDER_DISK", "1") != "0"
-    if memo_key is not None:
-        closure = closure_memo.lookup(mc, memo_key, mc._get_collection_metadata, shared)
-        if closure is not None:
-            for parts, output_path, source in closure.files:
-                found[parts] = (source, output_path)
-            return found, metadata, embeds
     recorder = closure_memo.Recorder(mc) if memo_key is not None else None
     pending = [mc._ModuleUtilsProcessEntry(m, True, False, is_optional=m in finder.optional_imports) for m in finder.submodules]
     pending.extend(_always_required(mc, metadata.serialization_profile, extension_manager))
@@ -349,6 +381,7 @@ _prewarm_thread: threading.Thread | None = None
 def _prewarm(walk: _Walk) -> None:
     root = pathlib.Path(walk.mc._MODULE_UTILS_PATH).resolve()
     sources = []
+    imported: set[tuple[str, ...]] = set()
     for path in sorted(root.rglob("*.py")):
         parts = ("ansible", "module_utils") + path.relative_to(root).with_suffix("").parts
         is_pkg_init = parts[-1] == "__init__"
@@ -357,13 +390,56 @@ def _prewarm(walk: _Walk) -> None:
         except OSError:
             continue
         sources.append(source)
-        _scan(walk, ".".join(parts[:-1] if is_pkg_init else parts), source, is_pkg_init, event="prewarm_scan")
+        scan = _scan(walk, ".".join(parts[:-1] if is_pkg_init else parts), source, is_pkg_init, event="prewarm_scan")
+        if scan is not None:
+            imported.update(scan.submodules)
+    _prewarm_locations(walk, imported)
     # the payload writer's one-off check of the native zlib, answered once for every worker,
     # and the deflate streams of those same files, which every payload carries
     from ..payload import native_zlib_matches, warm_cache
 
     if native_zlib_matches():
         warm_cache(sources)
+
+
+def _module_utils_paths_unshared(mc: t.Any) -> list[str] | None:
+    """What _module_utils_paths() will say, computed without leaving anything in the shared
+    plugin loader: its path cache, filled from this thread, could otherwise keep a stale
+    list over a directory the main thread adds meanwhile."""
+    loader = mc.module_utils_loader
+    if getattr(loader, "_paths", None) is not None:
+        return _module_utils_paths(mc)
+    if "_paths" not in vars(loader):
+        return None
+    probe = object.__new__(type(loader))
+    probe.__dict__.update(vars(loader))
+    paths = [p for p in probe._get_paths(subdirs=False) if os.path.isdir(p)]
+    paths.append(mc._MODULE_UTILS_PATH)
+    return paths
+
+
+def _prewarm_locations(walk: _Walk, imported: set[tuple[str, ...]]) -> None:
+    """Where ansible-core's module_utils import each other (and what every payload carries)
+    is the same for every module: locate it once in the controller, as a walk would."""
+    mc = walk.mc
+    if closure_memo.collection_loader() is None:
+        return  # no routing to check against yet: leave it to the walks
+    try:
+        paths = _module_utils_paths_unshared(mc)
+        entries = [(m, True) for m in sorted(imported)]
+        entries += [(e.name_parts, e.is_ambiguous) for e in _always_required(mc, "legacy", _NO_EXTENSIONS)]
+    except Exception:  # noqa: BLE001 - an ansible-core this does not fit: the walks locate
+        return
+    ran = locate_memo.prewarm(mc, entries, paths) if paths is not None else 0
+    if ran:
+        _counters.extra(PATH, "prewarm_locate", ran)
+
+
+class _NoExtensions:
+    module_names: list[str] = []
+
+
+_NO_EXTENSIONS = _NoExtensions()
 
 
 def wait_for_prewarm() -> None:
