@@ -91,12 +91,12 @@ def _collection_paths() -> list[str]:
 
 
 def record_name(mc: t.Any, memo_key: tuple) -> str | None:
-    name, module_fqn, is_text, data, module_utils_paths, profile, extensions, _ = memo_key
+    name, module_fqn, is_text, data, module_utils_paths, profile, extensions, _, with_embeds = memo_key
     try:
         identity = json.dumps([
             FORMAT, __version__, mc.__version__, os.path.realpath(mc.__file__), list(sys.version_info[:2]),
             name, module_fqn, is_text, hashlib.sha256(data).hexdigest(), list(module_utils_paths), str(profile),
-            list(extensions), _collection_paths(),
+            list(extensions), _collection_paths(), with_embeds,
         ])  # fmt: skip
     except Exception:  # noqa: BLE001 - not describable: not shared
         return None
