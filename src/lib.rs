@@ -11,3 +11,9 @@ pub mod payload;
 
 #[cfg(feature = "python")]
 mod py;
+
+// Only the extension: `cargo test` keeps the system allocator.  Every allocation the crate
+// makes is freed by the crate (none is handed to Python to free), so the two never mix.
+#[cfg(feature = "python")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -39,11 +39,18 @@ class ScanFallback(ValueError):
         self.reason = reason
 
 
-def default_reach() -> str:
-    """The reach of the installed ansible-core's ModuleDepFinder."""
-    from ._activation import core_minor
+_reach: str | None = None
 
-    return EVERY_LISTED_NODE if core_minor() < (2, 21) else POSITIONED_NODES
+
+def default_reach() -> str:
+    """The reach of the installed ansible-core's ModuleDepFinder (looked up once: the
+    ansible-core a process imported does not change under it)."""
+    global _reach
+    if _reach is None:
+        from ._activation import core_minor
+
+        _reach = EVERY_LISTED_NODE if core_minor() < (2, 21) else POSITIONED_NODES
+    return _reach
 
 
 def scan_imports(source: bytes | str, module_fqn: str, is_pkg_init: bool = False, *, reach: str | None = None) -> ImportScan:
@@ -51,7 +58,10 @@ def scan_imports(source: bytes | str, module_fqn: str, is_pkg_init: bool = False
     running Python, without holding the GIL while parsing."""
     if not isinstance(module_fqn, str):
         raise TypeError(f"module_fqn must be str, not {type(module_fqn).__name__}")
-    result = _native.scan_imports(source, module_fqn, bool(is_pkg_init), reach or default_reach())
-    if isinstance(result, str):
+    result = _native.scan_imports(source, module_fqn, bool(is_pkg_init), reach or _reach or default_reach())
+    if type(result) is str:
         raise ScanFallback(result)
-    return ImportScan(*result)
+    return _make_scan(result)
+
+
+_make_scan = ImportScan._make

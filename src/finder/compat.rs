@@ -1,35 +1,39 @@
 //! Version rules ruff's own checks do not cover, found by comparing with compile().
 
-use ruff_python_ast::token::{TokenKind, Tokens};
+use ruff_python_ast::token::TokenKind;
 
 /// Before 3.12, CPython refuses f-strings nested more than two levels deep
 /// (`f'{x:{y:{z}}}'`: "f-string: expressions nested too deeply"), which ruff accepts for a
 /// 3.11 target.  Wider than CPython's rule: three levels of braces inside an f-string.
-pub fn refused_before_312(python: (u8, u8), tokens: &Tokens) -> bool {
-    if python >= (3, 12) {
-        return false;
-    }
-    // Brace depth at which each open f-string started, innermost last.
-    let mut fstring_starts: Vec<usize> = Vec::new();
-    let mut braces = 0usize;
-    for token in tokens.iter() {
-        match token.kind() {
-            TokenKind::FStringStart | TokenKind::TStringStart => fstring_starts.push(braces),
+/// Fed one token at a time (see `tokens::check`).
+#[derive(Default)]
+pub struct NestedFStrings {
+    /// Brace depth at which each open f-string started, innermost last.
+    fstring_starts: Vec<usize>,
+    braces: usize,
+}
+
+impl NestedFStrings {
+    /// True when this token nests braces too deeply for a Python before 3.12.
+    pub fn refused_before_312(&mut self, kind: TokenKind) -> bool {
+        match kind {
+            TokenKind::FStringStart | TokenKind::TStringStart => {
+                self.fstring_starts.push(self.braces)
+            }
             TokenKind::FStringEnd | TokenKind::TStringEnd => {
-                fstring_starts.pop();
+                self.fstring_starts.pop();
             }
             TokenKind::Lbrace => {
-                braces += 1;
-                if fstring_starts
+                self.braces += 1;
+                let braces = self.braces;
+                return self
+                    .fstring_starts
                     .first()
-                    .is_some_and(|&start| braces - start >= 3)
-                {
-                    return true;
-                }
+                    .is_some_and(|&start| braces - start >= 3);
             }
-            TokenKind::Rbrace => braces = braces.saturating_sub(1),
+            TokenKind::Rbrace => self.braces = self.braces.saturating_sub(1),
             _ => {}
         }
+        false
     }
-    false
 }

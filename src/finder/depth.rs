@@ -6,7 +6,7 @@
 //! far deeper.  The parser's tokens bound the tree's depth; past the bounds the file goes to
 //! compile(), which gives its own answer, and the tree is dropped on a stack big enough.
 
-use ruff_python_ast::token::{TokenKind, Tokens};
+use ruff_python_ast::token::TokenKind;
 
 /// CPython's MAXINDENT.
 const MAX_INDENT: usize = 100;
@@ -80,21 +80,28 @@ impl LineDepth {
     }
 }
 
-pub fn too_deep(tokens: &Tokens) -> bool {
-    let mut indent = 0usize;
-    let mut brackets = 0usize;
-    let mut line = LineDepth::default();
-    for token in tokens.iter() {
-        match token.kind() {
-            TokenKind::Indent => indent += 1,
-            TokenKind::Dedent => indent = indent.saturating_sub(1),
-            TokenKind::Newline => line = LineDepth::default(),
+/// The depth bounds, fed one token at a time (see `tokens::check`).
+#[derive(Default)]
+pub struct DepthCheck {
+    indent: usize,
+    brackets: usize,
+    line: LineDepth,
+}
+
+impl DepthCheck {
+    /// True once the tokens so far are nested past a bound.
+    pub fn too_deep_after(&mut self, kind: TokenKind) -> bool {
+        let line = &mut self.line;
+        match kind {
+            TokenKind::Indent => self.indent += 1,
+            TokenKind::Dedent => self.indent = self.indent.saturating_sub(1),
+            TokenKind::Newline => *line = LineDepth::default(),
             TokenKind::Lpar | TokenKind::Lsqb | TokenKind::Lbrace => {
-                brackets += 1;
+                self.brackets += 1;
                 line.open_bracket();
             }
             TokenKind::Rpar | TokenKind::Rsqb | TokenKind::Rbrace => {
-                brackets = brackets.saturating_sub(1);
+                self.brackets = self.brackets.saturating_sub(1);
                 line.close_bracket();
             }
             TokenKind::Comma => line.comma(),
@@ -115,11 +122,10 @@ pub fn too_deep(tokens: &Tokens) -> bool {
             | TokenKind::Comment => {}
             _ => line.deepen(),
         }
-        if indent > MAX_INDENT || brackets > MAX_BRACKETS || line.estimate > MAX_ESTIMATED_DEPTH {
-            return true;
-        }
+        self.indent > MAX_INDENT
+            || self.brackets > MAX_BRACKETS
+            || self.line.estimate > MAX_ESTIMATED_DEPTH
     }
-    false
 }
 
 /// Drop a tree that may be too deep for this thread's stack: on a thread with a stack sized

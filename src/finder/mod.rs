@@ -12,6 +12,7 @@ mod compat;
 mod depth;
 mod resolve;
 mod source;
+mod tokens;
 mod walk;
 mod warnings;
 
@@ -126,7 +127,8 @@ fn scan(
         Some(parsed) => parsed,
         None => return Err(Fallback::SyntaxError),
     };
-    if depth::too_deep(parsed.tokens()) {
+    let verdict = tokens::check(text, parsed.tokens(), options.python);
+    if verdict.too_deep {
         let token_count = parsed.tokens().len();
         depth::drop_deep_tree(parsed, token_count);
         return Err(Fallback::TooDeep);
@@ -134,12 +136,10 @@ fn scan(
     if !parsed.errors().is_empty() {
         return Err(Fallback::SyntaxError);
     }
-    if !parsed.unsupported_syntax_errors().is_empty()
-        || compat::refused_before_312(options.python, parsed.tokens())
-    {
+    if !parsed.unsupported_syntax_errors().is_empty() || verdict.refused_by_python {
         return Err(Fallback::UnsupportedSyntax);
     }
-    if warnings::compile_would_warn(text, parsed.tokens()) {
+    if verdict.may_warn {
         return Err(Fallback::CompileWarning);
     }
     let context = resolve::Context {

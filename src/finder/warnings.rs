@@ -6,38 +6,28 @@
 //! immediately followed by a name (`1if x else y`).  The checks here are deliberately wider:
 //! a false alarm only costs a fallback.
 
-use ruff_python_ast::token::{TokenKind, Tokens};
+use ruff_python_ast::token::{Token, TokenKind};
 use ruff_text_size::Ranged;
 
-pub fn compile_would_warn(text: &str, tokens: &Tokens) -> bool {
-    let bytes = text.as_bytes();
-    for token in tokens.iter() {
-        let range = token.range();
-        let (start, end) = (range.start().to_usize(), range.end().to_usize());
-        let Some(token_text) = bytes.get(start..end) else {
-            return true;
-        };
-        match token.kind() {
-            TokenKind::String | TokenKind::FStringMiddle | TokenKind::TStringMiddle => {
-                let Some(flags) = token.string_flags() else {
-                    return true;
-                };
-                if !flags.is_raw_string() && has_doubtful_escape(token_text, flags.is_byte_string())
-                {
-                    return true;
-                }
-            }
-            TokenKind::Int | TokenKind::Float | TokenKind::Complex
-                if bytes
-                    .get(end)
-                    .is_some_and(|&b| b == b'_' || b.is_ascii_alphabetic() || b >= 0x80) =>
-            {
+/// True when compile() may warn about this token (`bytes` being the whole source).
+pub fn token_may_warn(bytes: &[u8], token: &Token) -> bool {
+    let range = token.range();
+    let (start, end) = (range.start().to_usize(), range.end().to_usize());
+    let Some(token_text) = bytes.get(start..end) else {
+        return true;
+    };
+    match token.kind() {
+        TokenKind::String | TokenKind::FStringMiddle | TokenKind::TStringMiddle => {
+            let Some(flags) = token.string_flags() else {
                 return true;
-            }
-            _ => {}
+            };
+            !flags.is_raw_string() && has_doubtful_escape(token_text, flags.is_byte_string())
         }
+        TokenKind::Int | TokenKind::Float | TokenKind::Complex => bytes
+            .get(end)
+            .is_some_and(|&b| b == b'_' || b.is_ascii_alphabetic() || b >= 0x80),
+        _ => false,
     }
-    false
 }
 
 /// Any escape CPython would warn about, or that we are not sure it would not.

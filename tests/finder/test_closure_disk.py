@@ -73,8 +73,11 @@ def test_a_fresh_process_takes_the_walk_from_disk_and_never_a_stale_one(run):
     first = run(True)
     assert _same(first, expected) and first["disk_hits"] == 0
     assert len(list(run.records.iterdir())) == 1
+    (record,) = run.records.iterdir()
+    _aged(record, 3600)
     second = run(True)
     assert _same(second, expected) and second["disk_hits"] == 1
+    assert time.time() - os.stat(record).st_mtime < 600  # a record read is marked used, for pruning
 
     # the same size, the same mtime, other content: the record must not be used
     before = os.stat(probe)

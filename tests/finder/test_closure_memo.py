@@ -177,3 +177,39 @@ def test_a_collection_module_is_remembered_with_its_collection_module_utils(prob
     for _ in range(3):  # (the first walks may see the collection's __pycache__ appear)
         assert walk(mc.recursive_finder) == expected
     assert _hits() >= hits + 1
+
+
+EMBED_MODULE = b"""from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils import accel_probe
+from ansible.module_utils.embed import EmbedManager
+_resource = EmbedManager.embed('ansible.module_utils._embed', 'dnf.py')
+"""
+
+
+def test_a_module_with_embeds_is_remembered_apart_and_its_finder_reused(probe_dir):
+    from ansible_accel._activation import core_minor
+
+    if core_minor() < (2, 21):
+        pytest.skip("embed support (EmbedManager) arrived in ansible-core 2.21")
+    original = mc.recursive_finder.__wrapped_original__
+    (probe_dir / "accel_probe.py").write_bytes(b"from ansible.module_utils import urls\n")
+    _settle()
+    expected = _walk(original, EMBED_MODULE)
+    assert _walk(mc.recursive_finder, EMBED_MODULE) == expected
+    events = ansible_accel.status()["finder"]["events"]
+    hits, finder_hits = _hits(), events.get("embed_finder_hit", 0)
+    assert _walk(mc.recursive_finder, EMBED_MODULE) == expected
+    events = ansible_accel.status()["finder"]["events"]
+    assert _hits() == hits + 1 and events["embed_finder_hit"] == finder_hits + 1
+    # the same content elsewhere: its embeds carry the other origin, so no finder is reused
+    other = Origin(path="/y/other.py").tag(EMBED_MODULE)
+    assert mc.ModuleDepFinder is original.__globals__["ModuleDepFinder"]
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, mode="w", compression=zipfile.ZIP_DEFLATED) as zf:
+        mc.recursive_finder("probe", "ansible.modules.probe", other, zf, DATE_TIME, _builder.ExtensionManager())
+    assert ansible_accel.status()["finder"]["events"]["embed_finder_hit"] == finder_hits + 1
+    # a changed module_util is seen: the remembered walk is not used
+    (probe_dir / "accel_probe.py").write_bytes(b"from ansible.module_utils import six\n")
+    _settle()
+    expected = _walk(original, EMBED_MODULE)
+    assert _walk(mc.recursive_finder, EMBED_MODULE) == expected

@@ -61,12 +61,13 @@ def collection_loader() -> t.Any:
 
 
 def key(name: str, module_fqn: str, module_data: t.Any, module_utils_paths: list[str], profile: t.Any,
-        extension_manager: t.Any) -> tuple | None:
-    """The memo key of a walk, or None when one part cannot be a key."""
+        extension_manager: t.Any, with_embeds: bool = False) -> tuple | None:
+    """The memo key of a walk (``with_embeds``: of a module with embeds, whose own imports
+    ansible-core's finder read), or None when one part cannot be a key."""
     try:
         data = module_data.encode('utf-8', 'surrogatepass') if isinstance(module_data, str) else bytes(module_data)
         result = (name, module_fqn, isinstance(module_data, str), data, tuple(module_utils_paths), profile,
-                  tuple(extension_manager.module_names), id(collection_loader()))
+                  tuple(extension_manager.module_names), id(collection_loader()), with_embeds)
         hash(result)
     except Exception:  # noqa: BLE001 - an unusual argument: walk the full way
         return None

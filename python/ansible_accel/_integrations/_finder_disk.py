@@ -16,6 +16,11 @@ configured ``DEFAULT_LOCAL_TMP`` root), only if that root is private to the user
 owned by us), and is made 0700 itself.  Records are written to a temporary file and renamed
 into place, so concurrent workers only ever read whole records; an unreadable record is a
 miss.
+
+The directory is bounded: a record read is touched (its mtime is its last use), and after
+each store, past ``MAX_RECORDS`` records or ``MAX_BYTES`` bytes the least recently used go
+until a quarter of the room is free again; temporary files a dead worker left behind go
+after an hour.
 """
 
 from __future__ import annotations
@@ -25,12 +30,18 @@ import json
 import os
 import stat
 import sys
+import time
 import typing as t
 
 from .. import __version__
 from ._finder_locate import Stamp, stamp, trusted
 
 FORMAT = 1
+# Bounds of the records' directory (a record is 30-40 KiB for most modules, up to ~0.5 MiB
+# for a module with hundreds of module_utils).
+MAX_RECORDS = 2000
+MAX_BYTES = 128 << 20
+_STALE_TEMP_NS = 3600 * 1_000_000_000
 _DIR_NAME = f"ansible_accel_finder_v{FORMAT}"
 _dir_for: dict[str, str | None] = {}
 
@@ -80,12 +91,12 @@ def _collection_paths() -> list[str]:
 
 
 def record_name(mc: t.Any, memo_key: tuple) -> str | None:
-    name, module_fqn, is_text, data, module_utils_paths, profile, extensions, _ = memo_key
+    name, module_fqn, is_text, data, module_utils_paths, profile, extensions, _, with_embeds = memo_key
     try:
         identity = json.dumps([
             FORMAT, __version__, mc.__version__, os.path.realpath(mc.__file__), list(sys.version_info[:2]),
             name, module_fqn, is_text, hashlib.sha256(data).hexdigest(), list(module_utils_paths), str(profile),
-            list(extensions), _collection_paths(),
+            list(extensions), _collection_paths(), with_embeds,
         ])  # fmt: skip
     except Exception:  # noqa: BLE001 - not describable: not shared
         return None
@@ -124,14 +135,60 @@ def store(mc: t.Any, memo_key: tuple, files: list[tuple[tuple[str, ...], str, st
     target = os.path.join(where, name + ".json")
     temp = f"{target}.{os.getpid()}.part"
     try:
+        text = json.dumps(record)  # (one shot: json.dump to a file would not use the C encoder)
         with open(temp, "w", encoding="utf-8", errors="surrogatepass") as f:
-            json.dump(record, f)
+            f.write(text)
         os.replace(temp, target)
     except OSError:
         try:
             os.unlink(temp)
         except OSError:
             pass
+        return
+    prune(where)
+
+
+def prune(where: str, max_records: int | None = None, max_bytes: int | None = None) -> None:
+    """Bound the records in ``where``: the least recently used go once there are too many or
+    they take too much room; temporary files older than an hour go too.  Every error (a
+    file another process removed first...) is ignored: pruning only ever saves room."""
+    max_records = MAX_RECORDS if max_records is None else max_records
+    max_bytes = MAX_BYTES if max_bytes is None else max_bytes
+    records: list[tuple[int, int, str]] = []
+    now = time.time_ns()
+    try:
+        with os.scandir(where) as entries:
+            for entry in entries:
+                try:
+                    info = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if not stat.S_ISREG(info.st_mode):
+                    continue
+                if entry.name.endswith(".json"):
+                    records.append((info.st_mtime_ns, info.st_size, entry.path))
+                elif entry.name.endswith(".part") and now - info.st_mtime_ns > _STALE_TEMP_NS:
+                    _unlink(entry.path)
+    except OSError:
+        return
+    total = sum(size for _, size, _ in records)
+    if len(records) <= max_records and total <= max_bytes:
+        return
+    records.sort()  # least recently used first
+    left = len(records)
+    for _, size, path in records:
+        if left <= max_records * 3 // 4 and total <= max_bytes * 3 // 4:
+            break
+        _unlink(path)
+        left -= 1
+        total -= size
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def load(mc: t.Any, memo_key: tuple) -> tuple[list, list[tuple[str, Stamp]], list[str]] | None:
@@ -140,12 +197,17 @@ def load(mc: t.Any, memo_key: tuple) -> tuple[list, list[tuple[str, Stamp]], lis
     where, name = directory(), record_name(mc, memo_key)
     if where is None or name is None:
         return None
+    path = os.path.join(where, name + ".json")
     try:
-        with open(os.path.join(where, name + ".json"), encoding="utf-8", errors="surrogatepass") as f:
+        with open(path, encoding="utf-8", errors="surrogatepass") as f:
             record = json.load(f)
         files = [(tuple(parts), output, origin) for parts, output, origin in record["files"]]
         stamps = [(p, None if s is None else tuple(s)) for p, s in record["stamps"]]
         collections = [str(c) for c in record["collections"]]
     except (OSError, ValueError, TypeError, KeyError):
         return None
+    try:
+        os.utime(path)  # its last use, for prune()
+    except OSError:
+        pass
     return files, stamps, collections

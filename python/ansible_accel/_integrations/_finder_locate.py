@@ -42,10 +42,20 @@ class Located(t.NamedTuple):
     skipped_remainders: tuple[str, ...]  # ansible.builtin routing keys that must stay absent
     dir_stamps: tuple[tuple[str, Stamp], ...]  # every path the answer depended on
     collection: str | None  # whose routing was consulted, if any
+    # the source as the locator read it, and (module_common's _slurp, Origin) it was read with:
+    # while the stamps hold (the file's own among them) it is what reading again would give
+    source: t.Any = None
+    reader: tuple | None = None
 
 
 _located: BoundedMemo[tuple, Located] = BoundedMemo(_CACHE_LIMIT)
-clear = _located.clear
+_sources: BoundedMemo[tuple, t.Any] = BoundedMemo(_CACHE_LIMIT)
+
+
+def clear() -> None:
+    _located.clear()
+    _sources.clear()
+
 
 
 def stamp(path: str) -> Stamp:
@@ -103,14 +113,14 @@ class RememberedLocation:
     def __init__(self, mc: t.Any, located: Located) -> None:
         self._mc = mc
         self._path = located.path
-        self._source = None
+        self._source = located.source if located.reader == (mc._slurp, mc.Origin) else None
         self.fq_name_parts = located.fq_name_parts
         self.output_path = located.output_path
         self.is_package = located.is_package
 
     @property
     def source_code(self) -> t.Any:
-        if self._source is None:  # read as the locator reads, and only if the walk needs it
+        if self._source is None:  # read as the locator reads (unless kept from locating), only if needed
             self._source = self._mc.Origin(path=self._path).tag(self._mc._slurp(self._path))
         return self._source
 
@@ -140,15 +150,16 @@ def _legacy_locator(mc: t.Any, entry: t.Any, module_utils_paths: list[str], chec
         if len(candidate) > 2:
             for directory in _searched_dirs(candidate, module_utils_paths):
                 checks.stamp(directory)
+    reader = (mc._slurp, mc.Origin)
     info = locator_type(parts, is_ambiguous=entry.is_ambiguous, mu_paths=module_utils_paths,
                         child_is_redirected=entry.child_is_redirected)
     located = None
     if type(info) is locator_type:
-        located = _remember(key, info, module_utils_paths, checks)
+        located = _remember(key, info, module_utils_paths, checks, reader)
     return info, located
 
 
-def _remember(key: tuple, info: t.Any, module_utils_paths: list[str], checks: WalkChecks) -> Located | None:
+def _remember(key: tuple, info: t.Any, module_utils_paths: list[str], checks: WalkChecks, reader: tuple) -> Located | None:
     spec = getattr(info, '_info', None)
     if not info.found or info.redirected or spec is None or spec.origin is None:
         return None
@@ -168,8 +179,13 @@ def _remember(key: tuple, info: t.Any, module_utils_paths: list[str], checks: Wa
     stamps = tuple((d, checks.stamps[d]) for d in dirs) + ((spec.origin, checks.stamp(spec.origin)),)
     if not trusted(stamps):
         return None
+    # one copy of each file's source for all the names located in it (the same stamp: the same content)
+    source = _sources.get((spec.origin, stamps[-1][1], reader))
+    if source is None:
+        source = info.source_code
+        _sources.put((spec.origin, stamps[-1][1], reader), source)
     located = Located(tuple(info.fq_name_parts), info.output_path, info.is_package, spec.origin, skipped, stamps,
-                      'ansible.builtin')
+                      'ansible.builtin', source, reader)
     _located.put(key, located)
     return located
 
@@ -225,3 +241,52 @@ def locate(mc: t.Any, entry: t.Any, module_utils_paths: list[str], checks: WalkC
         return info, _collection_located(mc, entry, info, checks)
     mc.display.warning('ModuleDepFinder improperly found a non-module_utils import %s' % [parts])
     return None, None
+
+
+def _legacy_candidates(parts: tuple[str, ...], is_ambiguous: bool) -> list[tuple[str, ...]]:
+    """The names LegacyModuleUtilLocator tries, in its order."""
+    if parts[2] == 'six':
+        return [('ansible', 'module_utils', 'six')]
+    if is_ambiguous and len(parts) > 3:
+        return [parts, parts[:-1]]
+    return [parts]
+
+
+def prewarm(mc: t.Any, entries: t.Iterable[tuple[tuple[str, ...], bool]], module_utils_paths: list[str]) -> int:
+    """Locate ``(name_parts, is_ambiguous)`` entries of ansible.module_utils ahead of need,
+    and the packages enclosing what they find, as a walk would (no redirected parent),
+    remembering the plain answers; returns how many locators ran.  Only entries that can have
+    no side effect are located: no name the locator would try has a routing entry (the only
+    source of its messages)."""
+    checks = WalkChecks(mc)
+    pending = list(entries)
+    seen = set(pending)
+    ran = 0
+    while pending:
+        parts, is_ambiguous = pending.pop()
+        if parts[0:2] != ('ansible', 'module_utils') or len(parts) < 3:
+            continue
+        key = (mc.LegacyModuleUtilLocator, parts, is_ambiguous, False, tuple(module_utils_paths))
+        located = _located.get(key)
+        if located is None:
+            if not all(checks.unrouted('.'.join(c[2:])) for c in _legacy_candidates(parts, is_ambiguous)):
+                continue
+            try:
+                _, located = _legacy_locator(mc, _PrewarmEntry(parts, is_ambiguous, False, False), module_utils_paths, checks)
+            except Exception:  # noqa: BLE001 - the walk that needs it runs the locator and raises itself
+                continue
+            ran += 1
+        if located is not None:
+            for depth in range(3, len(located.fq_name_parts)):
+                package = (located.fq_name_parts[:depth], False)
+                if package not in seen:
+                    seen.add(package)
+                    pending.append(package)
+    return ran
+
+
+class _PrewarmEntry(t.NamedTuple):
+    name_parts: tuple[str, ...]
+    is_ambiguous: bool
+    child_is_redirected: bool
+    is_optional: bool

@@ -38,6 +38,7 @@ from ..finder import EVERY_LISTED_NODE, POSITIONED_NODES
 from . import _finder_closure as closure_memo
 from . import _finder_locate as locate_memo
 from . import _finder_write
+from ._memo import BoundedMemo
 from ._finder_locate import _located  # noqa: F401 - the location memo, looked at by tests
 
 PATH = "finder"
@@ -77,6 +78,7 @@ def clear_cache() -> None:
     """Forget every scan, location and closure this process remembers."""
     with _cache_lock:
         _cache.clear()
+    _embed_finders.clear()
     locate_memo.clear()
     closure_memo.clear()
 
@@ -94,9 +96,17 @@ class _Walk:
         self.make_zinfo = mc._make_zinfo
 
 
-def _scan(walk: _Walk, module_fqn: str, source: bytes | str, is_pkg_init: bool, *, event: str | None = None) -> _Scan | None:
-    """The native scan of one file, or None when ansible-core's own code must do it.
-    ``event`` counts a scan made ahead of need under that name instead of as a native call."""
+_EMBED = object()  # what _scan says, when asked to, for a module that imports `embed` support
+# ModuleDepFinder's answers for modules importing `embed` support (2.21+), which the native
+# scan leaves to it (see _embed_finder_key).
+_embed_finders: BoundedMemo[tuple, t.Any] = BoundedMemo(64)
+
+
+def _scan(walk: _Walk, module_fqn: str, source: bytes | str, is_pkg_init: bool, *, event: str | None = None,
+          embed: t.Any = None) -> _Scan | None:
+    """The native scan of one file, or None when ansible-core's own code must do it (or
+    ``embed`` where that is for the file's import of `embed` support).  ``event`` counts a
+    scan made ahead of need under that name instead of as a native call."""
     key = (module_fqn, is_pkg_init, source)
     try:
         hit = _cache.get(key)
@@ -110,7 +120,7 @@ def _scan(walk: _Walk, module_fqn: str, source: bytes | str, is_pkg_init: bool, 
         # (an embed import: ModuleDepFinder then analyses top-level EmbedManager.embed() calls)
         if event is None:
             _counters.fallback(PATH, result if isinstance(result, str) else "embed")
-        return None
+        return None if isinstance(result, str) else embed
     submodules, optional_imports, _ = result
     if event is None:
         _counters.native(PATH)
@@ -139,21 +149,44 @@ class _LazyTree:
         return getattr(self._tree, name)
 
 
-def _scan_main_module(walk: _Walk, name: str, module_fqn: str, module_data: bytes | str) -> tuple[t.Any, t.Any]:
-    """(finder-like, metadata) for the module itself, raising where ansible-core raises."""
+def _embed_finder_key(mc: t.Any, module_fqn: str, module_data: t.Any) -> tuple | None:
+    """What a ModuleDepFinder of a module importing `embed` support depends on: its code, the
+    module's name, content and origin (its embeds carry the origin).  Only asked for a module
+    the native scan found free of anything compile() would warn about, so a remembered
+    answer never swallows a warning."""
+    try:
+        key = (mc.ModuleDepFinder, mc._compile_module_ast, module_fqn, type(module_data), module_data,
+               mc.Origin.get_tag(module_data))
+        hash(key)
+    except Exception:  # noqa: BLE001 - not a key: not remembered
+        return None
+    return key
+
+
+def _scan_main_module(walk: _Walk, name: str, module_fqn: str, module_data: bytes | str) -> tuple[t.Any, t.Any, str]:
+    """(finder-like, metadata, "native" or "embed" or "fallback") for the module itself,
+    raising where ansible-core raises."""
     mc = walk.mc
-    scan = _scan(walk, module_fqn, module_data, False)
     if walk.finder_takes_source:
-        if scan is None:
+        embed_key = _embed_finder_key(mc, module_fqn, module_data)
+        finder = _embed_finders.get(embed_key) if embed_key is not None else None
+        if finder is not None:
+            _counters.extra(PATH, "embed_finder_hit")
+            return finder, mc._get_module_metadata(finder.tree), "embed"
+        scan = _scan(walk, module_fqn, module_data, False, embed=_EMBED)
+        if scan is None or scan is _EMBED:
             finder = mc.ModuleDepFinder(module_fqn, module_data)
-            return finder, mc._get_module_metadata(finder.tree)
-        return scan, mc._get_module_metadata(_LazyTree(lambda: mc._compile_module_ast(module_fqn, module_data)))
+            if scan is _EMBED and embed_key is not None:
+                _embed_finders.put(embed_key, finder)
+            return finder, mc._get_module_metadata(finder.tree), "fallback" if scan is None else "embed"
+        return scan, mc._get_module_metadata(_LazyTree(lambda: mc._compile_module_ast(module_fqn, module_data))), "native"
     # 2.19/2.20 compile under the module's short name, then read metadata, then walk.
+    scan = _scan(walk, module_fqn, module_data, False)
     if scan is None:
         tree = mc._compile_module_ast(name, module_data)
         metadata = mc._get_module_metadata(tree)
-        return mc.ModuleDepFinder(module_fqn, tree), metadata
-    return scan, mc._get_module_metadata(_LazyTree(lambda: mc._compile_module_ast(name, module_data)))
+        return mc.ModuleDepFinder(module_fqn, tree), metadata, "fallback"
+    return scan, mc._get_module_metadata(_LazyTree(lambda: mc._compile_module_ast(name, module_data))), "native"
 
 
 def _scan_module_util(walk: _Walk, fqn: str, source: bytes, is_package: bool) -> t.Any:
@@ -259,12 +292,51 @@ def _walk_module_utils(walk: _Walk, module_fqn: str, pending: list, found: dict,
                 heapq.heappush(pending, _Entry(package, False, info.redirected, entry.is_optional))
 
 
+class _TreeNeeded(Exception):
+    """Raised by _TreeProbe: ansible-core's metadata reader wants the module's tree."""
+
+
+class _TreeProbe:
+    """Stands for the module's tree where the walk first asks whether the metadata needs one
+    (only with the experimental _MODULE_METADATA setting on)."""
+
+    def __getattr__(self, name: str) -> t.Any:
+        raise _TreeNeeded(name)
+
+
+def _remembered(walk: _Walk, name: str, module_fqn: str, module_data: t.Any, module_utils_paths: list[str],
+                extension_manager: t.Any, shared: bool):
+    """(metadata, closure) when this very walk is remembered, before scanning the module: a
+    closure is only ever recorded for a module (same content, name, Python, ansible-core)
+    whose own scan was native and free of embeds, so its scan would be that again."""
+    mc = walk.mc
+    try:
+        metadata = mc._get_module_metadata(_TreeProbe())
+    except _TreeNeeded:
+        return None
+    if not isinstance(metadata, mc.ModuleMetadataV1):
+        return None
+    memo_key = closure_memo.key(name, module_fqn, module_data, module_utils_paths, metadata.serialization_profile,
+                                extension_manager)
+    if memo_key is None:
+        return None
+    closure = closure_memo.lookup(mc, memo_key, mc._get_collection_metadata, shared)
+    return None if closure is None else (metadata, closure)
+
+
 def _start(walk: _Walk, name: str, module_fqn: str, module_data: t.Any, extension_manager: t.Any):
     mc = walk.mc
     _counters.extra(PATH, "recursive_finder")
     found = _package_stubs(mc)
     module_utils_paths = _module_utils_paths(mc)
-    finder, metadata = _scan_main_module(walk, name, module_fqn, module_data)
+    shared = os.environ.get("ANSIBLE_ACCEL_FINDER_DISK", "1") != "0"
+    remembered = _remembered(walk, name, module_fqn, module_data, module_utils_paths, extension_manager, shared)
+    if remembered is not None:
+        metadata, closure = remembered
+        for parts, output_path, source in closure.files:
+            found[parts] = (source, output_path)
+        return found, metadata, set() if walk.has_embeds else None
+    finder, metadata, kind = _scan_main_module(walk, name, module_fqn, module_data)
     embeds = None
     if walk.has_embeds:
         # copy() as ansible-core does: the same set layout, so the same iteration order
@@ -272,11 +344,13 @@ def _start(walk: _Walk, name: str, module_fqn: str, module_data: t.Any, extensio
     if not isinstance(metadata, mc.ModuleMetadataV1):
         raise NotImplementedError()
     memo_key = None
-    if type(finder) is _Scan and not embeds:
+    if kind != "fallback":
+        # The module_utils found do not depend on the module's embeds (only ansible-core's
+        # own finder, on a module_util, adds any: such a walk is never remembered); a module
+        # with embeds is remembered apart, looked up once its finder has answered.
         memo_key = closure_memo.key(name, module_fqn, module_data, module_utils_paths, metadata.serialization_profile,
-                                    extension_manager)
-    shared = os.environ.get("ANSIBLE_ACCEL_FINDER_DISK", "1") != "0"
-    if memo_key is not None:
+                                    extension_manager, with_embeds=kind == "embed")
+    if memo_key is not None and kind == "embed":
         closure = closure_memo.lookup(mc, memo_key, mc._get_collection_metadata, shared)
         if closure is not None:
             for parts, output_path, source in closure.files:
@@ -286,7 +360,7 @@ def _start(walk: _Walk, name: str, module_fqn: str, module_data: t.Any, extensio
     pending = [mc._ModuleUtilsProcessEntry(m, True, False, is_optional=m in finder.optional_imports) for m in finder.submodules]
     pending.extend(_always_required(mc, metadata.serialization_profile, extension_manager))
     _walk_module_utils(walk, module_fqn, pending, found, embeds, module_utils_paths, recorder)
-    if recorder is not None and not embeds:
+    if recorder is not None:
         recorder.store(memo_key, recorder.checks.collection_metadata, shared)
     return found, metadata, embeds
 
@@ -349,6 +423,7 @@ _prewarm_thread: threading.Thread | None = None
 def _prewarm(walk: _Walk) -> None:
     root = pathlib.Path(walk.mc._MODULE_UTILS_PATH).resolve()
     sources = []
+    imported: set[tuple[str, ...]] = set()
     for path in sorted(root.rglob("*.py")):
         parts = ("ansible", "module_utils") + path.relative_to(root).with_suffix("").parts
         is_pkg_init = parts[-1] == "__init__"
@@ -357,13 +432,56 @@ def _prewarm(walk: _Walk) -> None:
         except OSError:
             continue
         sources.append(source)
-        _scan(walk, ".".join(parts[:-1] if is_pkg_init else parts), source, is_pkg_init, event="prewarm_scan")
+        scan = _scan(walk, ".".join(parts[:-1] if is_pkg_init else parts), source, is_pkg_init, event="prewarm_scan")
+        if scan is not None:
+            imported.update(scan.submodules)
+    _prewarm_locations(walk, imported)
     # the payload writer's one-off check of the native zlib, answered once for every worker,
     # and the deflate streams of those same files, which every payload carries
     from ..payload import native_zlib_matches, warm_cache
 
     if native_zlib_matches():
         warm_cache(sources)
+
+
+def _module_utils_paths_unshared(mc: t.Any) -> list[str] | None:
+    """What _module_utils_paths() will say, computed without leaving anything in the shared
+    plugin loader: its path cache, filled from this thread, could otherwise keep a stale
+    list over a directory the main thread adds meanwhile."""
+    loader = mc.module_utils_loader
+    if getattr(loader, "_paths", None) is not None:
+        return _module_utils_paths(mc)
+    if "_paths" not in vars(loader):
+        return None
+    probe = object.__new__(type(loader))
+    probe.__dict__.update(vars(loader))
+    paths = [p for p in probe._get_paths(subdirs=False) if os.path.isdir(p)]
+    paths.append(mc._MODULE_UTILS_PATH)
+    return paths
+
+
+def _prewarm_locations(walk: _Walk, imported: set[tuple[str, ...]]) -> None:
+    """Where ansible-core's module_utils import each other (and what every payload carries)
+    is the same for every module: locate it once in the controller, as a walk would."""
+    mc = walk.mc
+    if closure_memo.collection_loader() is None:
+        return  # no routing to check against yet: leave it to the walks
+    try:
+        paths = _module_utils_paths_unshared(mc)
+        entries = [(m, True) for m in sorted(imported)]
+        entries += [(e.name_parts, e.is_ambiguous) for e in _always_required(mc, "legacy", _NO_EXTENSIONS)]
+    except Exception:  # noqa: BLE001 - an ansible-core this does not fit: the walks locate
+        return
+    ran = locate_memo.prewarm(mc, entries, paths) if paths is not None else 0
+    if ran:
+        _counters.extra(PATH, "prewarm_locate", ran)
+
+
+class _NoExtensions:
+    module_names: list[str] = []
+
+
+_NO_EXTENSIONS = _NoExtensions()
 
 
 def wait_for_prewarm() -> None:
