@@ -264,7 +264,8 @@ class Playbook:
             if run.mode != "off":
                 self.problems.append(f"{name}: ran before any off run, compared with nothing")
             return
-        diffs = compare.differences(reference.results, reference.output, run.results, run.output)
+        diffs = compare.differences(reference.results, reference.output, run.results, run.output,
+                                    labels=("off run 1", name))
         what = "the playbook is not deterministic" if run.mode == "off" else "the accelerator changed a result"
         self.problems += [f"off run 1 vs {name} ({what}): {d}" for d in diffs]
 
