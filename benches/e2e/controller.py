@@ -11,9 +11,10 @@ With ``--workers FILE``: every worker ``multiprocessing`` forks appends one JSON
 finishes, its own CPU time (``self_cpu``) and that of the module processes it waited for
 (``children_cpu``), so the tree's CPU splits into controller, workers and modules.
 
-With ``--profile DIR``: cProfile of the controller (``DIR/controller.prof``) and of every worker
-``multiprocessing`` forks from it (``DIR/worker-<pid>.prof``, written when the worker finishes),
-timed in CPU time (``time.process_time``), so waiting on workers and modules does not count.
+With ``--profile DIR``: the controller's CPU by function over all its threads, sampled
+(``sampler.py``: ``DIR/controller-sampled.json``), and cProfile of every worker ``multiprocessing``
+forks from it (``DIR/worker-<pid>.prof``, written when the worker finishes, timed in CPU time:
+``time.process_time``), so waiting on workers and modules does not count.
 """
 
 from __future__ import annotations
@@ -28,13 +29,14 @@ import runpy
 import sys
 import time
 
+from sampler import CpuSampler  # beside this script, which is sys.path[0]
+
 
 class _Token:
     """Weak-referenceable owner for ``register_after_fork``."""
 
 
 _token = _Token()
-_profiles: dict[str, cProfile.Profile] = {}
 
 
 def _write_rusage(path: str) -> None:
@@ -45,10 +47,7 @@ def _write_rusage(path: str) -> None:
 
 
 def _profile_worker(directory: str) -> None:
-    # The forked worker inherits the controller's running profiler: stop it, start its own.
-    inherited = _profiles.pop("controller", None)
-    if inherited is not None:
-        inherited.disable()
+    # Only the forking thread lives on in the worker: the controller's sampler is not there.
     profile = cProfile.Profile(time.process_time)
     path = os.path.join(directory, f"worker-{os.getpid()}.prof")
     multiprocessing.util.Finalize(None, lambda: _dump(profile, path), exitpriority=100)
@@ -96,15 +95,17 @@ def main(argv: list[str]) -> None:
     if workers:
         multiprocessing.util.register_after_fork(_token, lambda _: _record_worker(workers))
     if profile_dir:
-        profile = _profiles["controller"] = cProfile.Profile(time.process_time)
+        sampler = CpuSampler()
         multiprocessing.util.register_after_fork(_token, lambda _: _profile_worker(profile_dir))
+        controller_pid = os.getpid()
 
         def dump() -> None:
-            if "controller" in _profiles:
-                _dump(profile, os.path.join(profile_dir, "controller.prof"))
+            if os.getpid() == controller_pid:
+                sampler.stop()
+                sampler.dump(os.path.join(profile_dir, "controller-sampled.json"))
 
         atexit.register(dump)
-        profile.enable()
+        sampler.start()
     runpy.run_path(script, run_name="__main__")
 
 

@@ -343,7 +343,7 @@ def commit_of_tree() -> str | None:
 def run_for(pythons: list[str], quick: bool = False, repeats: int | None = None, hosts: int | None = None,
             profile_hosts: int = 5, keep: bool = False, only: list[str] | None = None,
             modes: tuple[str, ...] = summary.MODES, outputs: tuple[str | None, str | None] = (None, None),
-            commit: str | None = None, note: str | None = None) -> dict:
+            commit: str | None = None, note: str | None = None, profile_only: bool = False) -> dict:
     repeats = repeats or (1 if quick else REPEATS)
     hosts = hosts or (2 if quick else HOSTS)
     began = time.perf_counter()
@@ -378,11 +378,13 @@ def run_for(pythons: list[str], quick: bool = False, repeats: int | None = None,
         print(f"== e2e: {', '.join(p.label for p in playbooks)}; {hosts} hosts, {repeats} repeats of "
               f"{', '.join(summary.LABELS[m] for m in modes)}", flush=True)
         for playbook in playbooks:
-            if profile_hosts and not quick:
+            if profile_hosts and (profile_only or not quick):
                 playbook.profile_run(profile_hosts)
-            if "bytecode" in modes:
+            if "bytecode" in modes and not profile_only:
                 playbook.warm_up()
             publish()
+        if profile_only:
+            repeats = report["repeats"] = 0
         total = repeats * len(modes) * len(playbooks)
         step = 0
         for repeat in range(repeats):
@@ -415,6 +417,21 @@ def write_outputs(report: dict, json_path: str | None, markdown_path: str | None
             os.replace(path + ".part", path)
 
 
+def render(path: str, profiles: str | None, json_path: str | None, markdown_path: str | None) -> int:
+    with open(path) as handle:
+        report = json.load(handle)
+    if profiles:
+        with open(profiles) as handle:
+            later = {(p["playbook"], p["ansible_core"]): p for p in json.load(handle)["runs"]}
+        for playbook in report["runs"]:
+            found = later.get((playbook["playbook"], playbook["ansible_core"]))
+            if found and found.get("profile"):
+                playbook["profile"] = found["profile"]
+                playbook["problems"] += [f"profile run: {p}" for p in found["problems"]]
+    write_outputs(report, json_path, markdown_path)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
@@ -431,11 +448,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--markdown", help="write the report as markdown (rewritten after every run)")
     parser.add_argument("--commit", help="the commit to name in the report (default: git rev-parse HEAD here)")
     parser.add_argument("--note", help="a paragraph for the top of the markdown report (what was measured, if unusual)")
+    parser.add_argument("--profile-only", action="store_true", help="only the profile runs (--profile-hosts hosts)")
+    parser.add_argument("--render", metavar="JSON", help="run nothing: write --markdown (and --json) from this report")
+    parser.add_argument("--profiles", metavar="JSON", help="with --render: take the profiles from this --profile-only report")
     options = parser.parse_args(argv)
+    if options.render:
+        return render(options.render, options.profiles, options.json, options.markdown)
     modes = tuple(m for m in summary.MODES if not options.mode or m in options.mode)
     result = run_for(options.python or [sys.executable], options.quick, options.repeats, options.hosts,
                      options.profile_hosts, options.keep, options.playbook, modes, (options.json, options.markdown),
-                     options.commit, options.note)
+                     options.commit, options.note, options.profile_only)
     print()
     for line in summary.text(result):
         print(line)

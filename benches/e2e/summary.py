@@ -4,6 +4,7 @@ and the profile of the controller (top functions by own and cumulative CPU time)
 from __future__ import annotations
 
 import glob
+import json
 import os
 import pstats
 import statistics
@@ -157,26 +158,38 @@ def _table(stats: pstats.Stats, key: int, top: int, title: str) -> list[str]:
     entries = sorted(stats.stats.items(), key=lambda item: item[1][key], reverse=True)[:top]
     lines = [title, f"{'own s':>8} {'cum s':>8} {'calls':>10}  function"]
     for (filename, line, name), (_, calls, own, cumulative, _) in entries:
-        where = filename.split("site-packages/")[-1] if "site-packages/" in filename else filename
-        lines.append(f"{own:>8.2f} {cumulative:>8.2f} {calls:>10}  {where}:{line}({name})")
+        lines.append(f"{own:>8.2f} {cumulative:>8.2f} {calls:>10}  {_where(filename)}:{line}({name})")
+    return lines
+
+
+def _where(filename: str) -> str:
+    return filename.split("site-packages/")[-1] if "site-packages/" in filename else filename
+
+
+def _sampled_table(rows: list, top: int, title: str) -> list[str]:
+    lines = [title, f"{'CPU s':>8}  function"]
+    lines += [f"{seconds:>8.2f}  {_where(filename)}:{line}({name})" for filename, line, name, seconds in rows[:top]]
     return lines
 
 
 def profile_lines(directory: str, top: int = 20) -> list[str]:
-    """The controller's top functions by own and by cumulative CPU time, then the workers' by own."""
-    files = [f for f in sorted(glob.glob(os.path.join(directory, "*.prof"))) if _readable(f)]
-    controller = [f for f in files if f.endswith("controller.prof")]
-    workers = [f for f in files if not f.endswith("controller.prof")]
-    if not files:
-        return ["(no profile written)"]
+    """The controller's top functions by own and by cumulative CPU time (sampled, all its
+    threads), then the workers' by own time (cProfile)."""
     lines = []
-    if controller:
-        stats = pstats.Stats(*controller)
-        lines += [f"controller process: {stats.total_tt:.1f}s CPU profiled", ""]
-        lines += _table(stats, 2, top, "controller, top by own time:") + [""]
-        lines += _table(stats, 3, top, "controller, top by cumulative time:") + [""]
-    if workers:
-        stats = pstats.Stats(*workers)
-        lines += [f"{len(workers)} worker processes: {stats.total_tt:.1f}s CPU profiled (module processes are not profiled)", ""]
-        lines += _table(stats, 2, top, "workers, top by own time:")
-    return lines
+    sampled = os.path.join(directory, "controller-sampled.json")
+    if os.path.exists(sampled):
+        with open(sampled) as handle:
+            data = json.load(handle)
+        threads = ", ".join(f"{name} {seconds:.1f}s" for name, seconds in
+                            sorted(data["threads"].items(), key=lambda item: -item[1]))
+        lines += [f"controller process, sampled every {data['interval'] * 1000:.0f} ms of each thread's CPU clock "
+                  f"({data['samples']} samples): {sum(data['threads'].values()):.1f}s CPU; by thread: {threads}", ""]
+        lines += _sampled_table(data["own"], top, "controller, top by own CPU time (the Python function running, with what it calls in C):") + [""]
+        lines += _sampled_table(data["cumulative"], top, "controller, top by cumulative CPU time:") + [""]
+    files = [f for f in sorted(glob.glob(os.path.join(directory, "worker-*.prof"))) if _readable(f)]
+    if files:
+        stats = pstats.Stats(*files)
+        lines += [f"{len(files)} worker processes: {stats.total_tt:.1f}s CPU profiled by cProfile (module processes are not profiled)", ""]
+        lines += _table(stats, 2, top, "workers, top by own time:") + [""]
+        lines += _table(stats, 3, top, "workers, top by cumulative time:")
+    return lines or ["(no profile written)"]
