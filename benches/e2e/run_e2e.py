@@ -9,8 +9,9 @@
   ``no_log`` module options, a module that registers a secret, large outputs containing secrets.
 
 Modes: ``off`` (plain ``ansible-playbook``), ``on`` (``ansible-accel ansible-playbook``),
-``bytecode`` (the same with ``ANSIBLE_ACCEL_BYTECODE=1``).  First, per playbook, one run under
-cProfile with the accelerator on (controller and workers: where the time goes) and one
+``bytecode`` (the same with ``ANSIBLE_ACCEL_BYTECODE=1``).  First, per playbook, one profiled run
+with the accelerator on (where the time goes: the controller sampled per thread, the workers
+under cProfile; ``--profile-only`` for just that) and one
 unmeasured bytecode run on one host (fills the bytecode cache, as any earlier run would).  Then
 each repeat runs every playbook in every mode, the mode order rotating between repeats, so a
 run cut short still leaves whole repeats.  Each run: wall time, the CPU time of the whole
@@ -292,7 +293,7 @@ class Playbook:
         return result
 
     def profile_run(self, hosts: int) -> None:
-        print(f"   profiling {self.label}, accelerator on, {hosts} hosts (cProfile: controller and workers) ...", end="", flush=True)
+        print(f"   profiling {self.label}, accelerator on, {hosts} hosts (controller sampled, workers under cProfile) ...", end="", flush=True)
         profile_dir = os.path.join(self.work, f"profile-{self.name}")
         shutil.rmtree(profile_dir, ignore_errors=True)
         os.makedirs(profile_dir)
