@@ -418,9 +418,12 @@ def write_outputs(report: dict, json_path: str | None, markdown_path: str | None
             os.replace(path + ".part", path)
 
 
-def render(path: str, profiles: str | None, json_path: str | None, markdown_path: str | None) -> int:
+def render(path: str, profiles: str | None, json_path: str | None, markdown_path: str | None,
+           note: str | None = None) -> int:
     with open(path) as handle:
         report = json.load(handle)
+    if note:
+        report["note"] = note
     if profiles:
         with open(profiles) as handle:
             later = {(p["playbook"], p["ansible_core"]): p for p in json.load(handle)["runs"]}
@@ -454,7 +457,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profiles", metavar="JSON", help="with --render: take the profiles from this --profile-only report")
     options = parser.parse_args(argv)
     if options.render:
-        return render(options.render, options.profiles, options.json, options.markdown)
+        return render(options.render, options.profiles, options.json, options.markdown, options.note)
     modes = tuple(m for m in summary.MODES if not options.mode or m in options.mode)
     result = run_for(options.python or [sys.executable], options.quick, options.repeats, options.hosts,
                      options.profile_hosts, options.keep, options.playbook, modes, (options.json, options.markdown),
