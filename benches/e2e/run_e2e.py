@@ -418,10 +418,22 @@ def write_outputs(report: dict, json_path: str | None, markdown_path: str | None
             os.replace(path + ".part", path)
 
 
-def render(path: str, profiles: str | None, json_path: str | None, markdown_path: str | None,
+def render(paths: list[str], profiles: str | None, json_path: str | None, markdown_path: str | None,
            note: str | None = None) -> int:
-    with open(path) as handle:
-        report = json.load(handle)
+    """One report from earlier ones: a playbook in a later report replaces the same playbook
+    (and ansible-core) of an earlier one; ``profiles`` replaces the profiles."""
+    reports = []
+    for path in paths:
+        with open(path) as handle:
+            reports.append(json.load(handle))
+    report = reports[0]
+    if len(reports) > 1:
+        report["parts"] = [_part(r) for r in reports]
+        for later in reports[1:]:
+            for entry in later["runs"]:
+                key = (entry["playbook"], entry["ansible_core"])
+                report["runs"] = [e for e in report["runs"] if (e["playbook"], e["ansible_core"]) != key] + [entry]
+        report["finished"] = all(r.get("finished") for r in reports)
     if note:
         report["note"] = note
     if profiles:
@@ -434,6 +446,13 @@ def render(path: str, profiles: str | None, json_path: str | None, markdown_path
                 playbook["problems"] += [f"profile run: {p}" for p in found["problems"]]
     write_outputs(report, json_path, markdown_path)
     return 0
+
+
+def _part(report: dict) -> str:
+    runs = sum(len(p["sequence"]) for p in report["runs"])
+    planned = report["repeats"] * len(report["modes"]) * len(report["runs"])
+    return (f"run of {report['started']} ({report.get('commit')}): {', '.join(p['playbook'] for p in report['runs'])}, "
+            f"{runs} of {planned} planned runs" + ("" if report.get("finished") else ", stopped before the end"))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -453,7 +472,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--commit", help="the commit to name in the report (default: git rev-parse HEAD here)")
     parser.add_argument("--note", help="a paragraph for the top of the markdown report (what was measured, if unusual)")
     parser.add_argument("--profile-only", action="store_true", help="only the profile runs (--profile-hosts hosts)")
-    parser.add_argument("--render", metavar="JSON", help="run nothing: write --markdown (and --json) from this report")
+    parser.add_argument("--render", metavar="JSON", action="append",
+                        help="run nothing: write --markdown (and --json) from this report (repeatable: later playbooks replace earlier)")
     parser.add_argument("--profiles", metavar="JSON", help="with --render: take the profiles from this --profile-only report")
     options = parser.parse_args(argv)
     if options.render:

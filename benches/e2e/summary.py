@@ -81,13 +81,17 @@ def markdown(report: dict) -> str:
     out = [
         "# End-to-end benchmark (`benches/e2e`)",
         "",
-        f"Run of {report['started']}{', commit ' + report['commit'] if report.get('commit') else ''}"
-        f" ({'quick' if report['quick'] else 'full'}, {report.get('seconds', 0):.0f}s so far"
-        f"{'' if report.get('finished') else ', NOT FINISHED: the runs listed are those that completed'}):"
+        (f"Several runs (listed below){'' if report.get('finished') else ', NOT ALL FINISHED: the runs listed are those that completed'}:"
+         if report.get("parts") else
+         f"Run of {report['started']}{', commit ' + report['commit'] if report.get('commit') else ''}"
+         f" ({'quick' if report['quick'] else 'full'}, {report.get('seconds', 0):.0f}s so far"
+         f"{'' if report.get('finished') else ', NOT FINISHED: the runs listed are those that completed'}):")
         f" {m['cpus']} CPUs ({m['cpu_model']}), {m['platform']}; the machine is shared with other jobs, so"
         " each run's load average (1 min) before and after is listed below.",
         "",
         *([report["note"], ""] if report.get("note") else []),
+        *([f"Put together from {len(report['parts'])} runs of the benchmark:", ""]
+          + [f"- {part}" for part in report["parts"]] + [""] if report.get("parts") else []),
         "`ansible-playbook` on local host aliases (local connection), three modes: **off** (plain",
         "`ansible-playbook`), **on** (`ansible-accel ansible-playbook`), **on+bytecode** (the same with",
         "`ANSIBLE_ACCEL_BYTECODE=1`). Each repeat runs every mode once, the order rotating between repeats;",
