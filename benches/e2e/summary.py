@@ -78,15 +78,17 @@ def _values(values: list[float]) -> str:
 
 def markdown(report: dict) -> str:
     m = report["machine"]
+    unfinished = "" if report.get("finished") else ", NOT FINISHED: the runs listed are those that completed"
+    if report.get("parts"):
+        when = f"Several runs (listed below{unfinished})"
+    else:
+        commit = f", commit {report['commit']}" if report.get("commit") else ""
+        when = (f"Run of {report['started']}{commit} ({'quick' if report['quick'] else 'full'}, "
+                f"{report.get('seconds', 0):.0f}s so far{unfinished})")
     out = [
         "# End-to-end benchmark (`benches/e2e`)",
         "",
-        (f"Several runs (listed below){'' if report.get('finished') else ', NOT ALL FINISHED: the runs listed are those that completed'}:"
-         if report.get("parts") else
-         f"Run of {report['started']}{', commit ' + report['commit'] if report.get('commit') else ''}"
-         f" ({'quick' if report['quick'] else 'full'}, {report.get('seconds', 0):.0f}s so far"
-         f"{'' if report.get('finished') else ', NOT FINISHED: the runs listed are those that completed'}):")
-        f" {m['cpus']} CPUs ({m['cpu_model']}), {m['platform']}; the machine is shared with other jobs, so"
+        f"{when}: {m['cpus']} CPUs ({m['cpu_model']}), {m['platform']}; the machine is shared with other jobs, so"
         " each run's load average (1 min) before and after is listed below.",
         "",
         *([report["note"], ""] if report.get("note") else []),
