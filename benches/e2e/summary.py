@@ -31,7 +31,7 @@ def summarise(runs: list[dict]) -> dict:
         out[measure] = values
         if values:
             out[f"{measure}_median"] = statistics.median(values)
-            out[f"{measure}_spread"] = spread(values)
+            out[f"{measure}_spread"] = spread(values) if len(values) > 1 else None  # one run: unknown
     return out
 
 
@@ -60,12 +60,16 @@ def text(report: dict) -> list[str]:
             vs = rel.get(mode)
             lines.append(
                 f"{playbook['playbook']:<14} {playbook['ansible_core']:<10} {LABELS[mode]:<12} {s['runs']:>4} "
-                f"{s['wall_median']:>7.1f}s {s['wall_spread']:>6.0%} {_ratio(vs, 'wall'):>7} {s['cpu_median']:>8.1f}s "
-                f"{s['cpu_spread']:>6.0%} {_ratio(vs, 'cpu'):>7} {s['controller_cpu_median']:>9.1f}s "
+                f"{s['wall_median']:>7.1f}s {_spread(s['wall_spread']):>6} {_ratio(vs, 'wall'):>7} {s['cpu_median']:>8.1f}s "
+                f"{_spread(s['cpu_spread']):>6} {_ratio(vs, 'cpu'):>7} {s['controller_cpu_median']:>9.1f}s "
                 f"{s['workers_cpu_median']:>7.1f}s {s['modules_cpu_median']:>7.1f}s  "
                 + ("identical" if not playbook["problems"] else "DIFFERENT (failure)")
             )
     return lines
+
+
+def _spread(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
 
 
 def _ratio(vs: dict | None, key: str) -> str:
@@ -115,7 +119,7 @@ def markdown(report: dict) -> str:
             out.append(
                 f"| {playbook['playbook']} | {playbook['ansible_core']} (Python {playbook['python']}) "
                 f"| {playbook['hosts']} × {playbook['tasks']} | {LABELS[mode]} | {s['runs']} | {s['wall_median']:.1f}s "
-                f"| {s['wall_spread']:.0%} | {_ratio(rel.get(mode), 'wall')} | {s['cpu_median']:.1f}s | {s['cpu_spread']:.0%} "
+                f"| {_spread(s['wall_spread'])} | {_ratio(rel.get(mode), 'wall')} | {s['cpu_median']:.1f}s | {_spread(s['cpu_spread'])} "
                 f"| {_ratio(rel.get(mode), 'cpu')} | {s['controller_cpu_median']:.1f}s | {s['workers_cpu_median']:.1f}s "
                 f"| {s['modules_cpu_median']:.1f}s | {'identical' if not playbook['problems'] else '**DIFFERENT**'} |"
             )
