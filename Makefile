@@ -103,13 +103,16 @@ bench-check:
 	"$(VENVS)/py312/bin/python" -m benches.suite $(BENCH_PYTHONS) --quick --check
 
 # The end-to-end playbooks alone: modules.yml on 2.21 (the ansible==14.5.0 collections are in
-# py312), secrets.yml on 2.22; 20 hosts, 3 runs off and 3 on (QUICK=1: 2 hosts, 1 run each).
+# py312), secrets.yml on 2.22; 20 hosts, 3 repeats of off / on / on+bytecode, a cProfile run
+# (QUICK=1: 2 hosts, 1 repeat, no profile).  bench-results/e2e.json and benches/results/e2e.md
+# (committed, the README quotes it); QUICK=1 writes bench-results/e2e-quick.{json,md} instead.
 bench-e2e: venvs build bench-e2e-run
 
 bench-e2e-run:
 	@mkdir -p "$(ROOT)/bench-results"
 	"$(VENVS)/py312/bin/python" -m benches.e2e --python "$(VENVS)/py312/bin/python" \
-	  --python "$(VENVS)/py313/bin/python" --json "$(ROOT)/bench-results/e2e.json" $(if $(QUICK),--quick)
+	  --python "$(VENVS)/py313/bin/python" --json "$(ROOT)/bench-results/e2e$(if $(QUICK),-quick).json" \
+	  --markdown "$(ROOT)/$(if $(QUICK),bench-results/e2e-quick.md,benches/results/e2e.md)" $(if $(QUICK),--quick)
 
 lint:
 	cargo clippy --quiet --all-targets -- -D warnings

@@ -1,4 +1,5 @@
-"""Comparing two playbook runs' results after normalising what legitimately differs between runs."""
+"""Comparing two playbook runs' results after normalising what legitimately differs between runs
+(the end-to-end benchmark and the demo: results written by callback_plugins/e2e_results.py)."""
 
 from __future__ import annotations
 
@@ -56,39 +57,44 @@ def normalised_output(output: str) -> list[str]:
     return sorted(lines)
 
 
-def differences(a_results: dict | None, a_output: str, b_results: dict | None, b_output: str, limit: int = 8) -> list[str]:
-    """How run b differs from run a (empty when identical)."""
+def differences(a_results: dict | None, a_output: str, b_results: dict | None, b_output: str, limit: int = 8,
+                labels: tuple[str, str] = ("first", "second")) -> list[str]:
+    """How run b differs from run a (empty when identical); ``labels`` name the two runs."""
     if a_results is None or b_results is None:
         return ["a run wrote no results file"]
+    a, b = labels
     found: list[str] = []
     a_hosts, b_hosts = a_results["hosts"], b_results["hosts"]
     if sorted(a_hosts) != sorted(b_hosts):
-        found.append(f"hosts differ: {sorted(a_hosts)} vs {sorted(b_hosts)}")
+        found.append(f"hosts differ: {sorted(a_hosts)} ({a}) vs {sorted(b_hosts)} ({b})")
     for host in sorted(set(a_hosts) & set(b_hosts)):
         tasks_a, tasks_b = a_hosts[host], b_hosts[host]
         if len(tasks_a) != len(tasks_b):
-            found.append(f"{host}: {len(tasks_a)} task results vs {len(tasks_b)}")
+            found.append(f"{host}: {len(tasks_a)} task results ({a}) vs {len(tasks_b)} ({b})")
         for entry_a, entry_b in zip(tasks_a, tasks_b):
             x, y = normalise_entry(entry_a), normalise_entry(entry_b)
             if x != y:
-                found.append(f"{host}: task {entry_a['task']!r}: {first_difference(x, y)}")
+                found.append(f"{host}: task {entry_a['task']!r}: {first_difference(x, y, labels=labels)}")
     if a_results["stats"] != b_results["stats"]:
-        found.append("play recap differs")
-    if normalised_output(a_output) != normalised_output(b_output):
-        only_a = collections.Counter(normalised_output(a_output)) - collections.Counter(normalised_output(b_output))
-        only_b = collections.Counter(normalised_output(b_output)) - collections.Counter(normalised_output(a_output))
-        found.append(f"printed output differs: first only {[x[:200] for x in list(only_a)[:3]]}, "
-                     f"second only {[x[:200] for x in list(only_b)[:3]]}")
+        found.append(f"play recap differs: {json.dumps(a_results['stats'])[:300]} ({a}) vs "
+                     f"{json.dumps(b_results['stats'])[:300]} ({b})")
+    lines_a, lines_b = normalised_output(a_output), normalised_output(b_output)
+    if lines_a != lines_b:
+        only_a = collections.Counter(lines_a) - collections.Counter(lines_b)
+        only_b = collections.Counter(lines_b) - collections.Counter(lines_a)
+        found.append(f"printed output differs: {a} only {[x[:200] for x in list(only_a)[:3]]}, "
+                     f"{b} only {[x[:200] for x in list(only_b)[:3]]}")
     return found[:limit] + ([f"... {len(found) - limit} more"] if len(found) > limit else [])
 
 
-def first_difference(a, b, where: str = "") -> str:
+def first_difference(a, b, where: str = "", labels: tuple[str, str] = ("first", "second")) -> str:
+    """Where two normalised results first differ, and both values there."""
     if isinstance(a, dict) and isinstance(b, dict):
         for key in sorted(set(a) | set(b)):
             if a.get(key, "<missing>") != b.get(key, "<missing>"):
-                return first_difference(a.get(key, "<missing>"), b.get(key, "<missing>"), f"{where}.{key}")
+                return first_difference(a.get(key, "<missing>"), b.get(key, "<missing>"), f"{where}.{key}", labels)
     if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
         for index, (x, y) in enumerate(zip(a, b)):
             if x != y:
-                return first_difference(x, y, f"{where}[{index}]")
-    return f"{where or 'value'}: {json.dumps(a)[:160]} != {json.dumps(b)[:160]}"
+                return first_difference(x, y, f"{where}[{index}]", labels)
+    return f"{where or 'value'}: {json.dumps(a)[:200]} ({labels[0]}) != {json.dumps(b)[:200]} ({labels[1]})"

@@ -1,6 +1,6 @@
-"""End to end: real ``ansible-playbook`` runs, accelerator off and on alternately.
+"""End to end: real ``ansible-playbook`` runs, accelerator off, on, and on with bytecode payloads.
 
-``python -m benches.e2e [--python PY]... [--repeats N] [--hosts N] [--quick] [--json FILE]``
+``python -m benches.e2e [--python PY]... [--repeats N] [--hosts N] [--quick] [--json FILE] [--markdown FILE]``
 
 - ``modules.yml``: 50+ distinct modules (ansible.builtin, community.general, ansible.posix,
   community.crypto) on files in a temporary directory, across 20 local aliases of this machine;
@@ -8,30 +8,36 @@
 - ``secrets.yml`` (ansible-core 2.22+): a vaulted vars file of 200 values, ``register_secret``,
   ``no_log`` module options, a module that registers a secret, large outputs containing secrets.
 
-Each run: wall time, the CPU time of the whole process tree (``RUSAGE_CHILDREN`` around it:
-controller, workers, module processes) and of the controller process alone.  Results (every
-task result of every host, and the printed lines) must be identical between off and on after
-normalising times and temporary names.  Then one more run with the accelerator on under cProfile
-(controller and workers), to show where the time goes.
+Modes: ``off`` (plain ``ansible-playbook``), ``on`` (``ansible-accel ansible-playbook``),
+``bytecode`` (the same with ``ANSIBLE_ACCEL_BYTECODE=1``).  First, per playbook, one profiled run
+with the accelerator on (where the time goes: the controller sampled per thread, the workers
+under cProfile; ``--profile-only`` for just that) and one
+unmeasured bytecode run on one host (fills the bytecode cache, as any earlier run would).  Then
+each repeat runs every playbook in every mode, the mode order rotating between repeats, so a
+run cut short still leaves whole repeats.  Each run: wall time, the CPU time of the whole
+process tree (``RUSAGE_CHILDREN`` around it) split into the controller process, its workers and
+the module processes (``controller.py``), and the load average before and after (the machine
+may be shared).  Every task result of every host and the printed lines must be identical to the
+first "off" run after normalising times and temporary names.  The JSON and markdown reports are
+rewritten after every run.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import glob
+import datetime
 import json
 import os
-import pstats
+import platform
 import random
 import resource
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-from . import compare
+from . import compare, summary
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HOSTS = 20
@@ -41,13 +47,23 @@ REPEATS = 3
 @dataclasses.dataclass
 class Run:
     mode: str
+    started: str
     returncode: int
     wall: float
     cpu: float
     controller_cpu: float
+    workers_cpu: float
+    modules_cpu: float
+    load_before: list[float]
+    load_after: list[float]
     output: str
     results: dict | None
     stats: dict | None
+
+    def record(self) -> dict:
+        """What the JSON keeps of a run."""
+        return {k: getattr(self, k) for k in ("mode", "started", "returncode", "wall", "cpu", "controller_cpu",
+                                               "workers_cpu", "modules_cpu", "load_before", "load_after")}
 
 
 def environment_of(python: str) -> dict:
@@ -126,12 +142,15 @@ def clean_environment(**extra: str) -> dict[str, str]:
     return env
 
 
+
+
 def one_run(env: dict, playbook: str, mode: str, work: str, inputs: str, hosts: int, profile_dir: str | None = None) -> Run:
     root = os.path.join(work, "files")  # the same path every run, so results compare as they are
     shutil.rmtree(root, ignore_errors=True)
     os.makedirs(root)
     results_file, stats_file, rusage_file = (os.path.join(work, f"{n}.json") for n in ("results", "stats", "rusage"))
-    for path in (results_file, stats_file, rusage_file):
+    workers_file = os.path.join(work, "workers.jsonl")
+    for path in (results_file, stats_file, rusage_file, workers_file):
         if os.path.exists(path):
             os.remove(path)
     environ = clean_environment(
@@ -146,24 +165,35 @@ def one_run(env: dict, playbook: str, mode: str, work: str, inputs: str, hosts: 
             os.path.join(HERE, f"{playbook}.yml"), "-e", f"e2e_root={root}", "-e", f"e2e_inputs={inputs}"]
     if playbook == "secrets":
         args += ["--vault-password-file", os.path.join(inputs, "vault-password"), "-v"]
-    if mode == "on":
+    if mode == "off":
+        script = [os.path.join(env["bin"], "ansible-playbook")]
+    else:
         environ["ANSIBLE_ACCEL_STATS"] = stats_file
         script = [os.path.join(env["bin"], "ansible-accel"), "ansible-playbook"]
-    else:
-        script = [os.path.join(env["bin"], "ansible-playbook")]
-    wrapper = [env["executable"], os.path.join(HERE, "controller.py"), "--rusage", rusage_file]
+        if mode == "bytecode":
+            environ["ANSIBLE_ACCEL_BYTECODE"] = "1"
+            # The benchmark's own cache (kept across its runs), not the user's.
+            environ["ANSIBLE_ACCEL_BYTECODE_CACHE"] = os.path.join(work, "bytecode-cache")
+    wrapper = [env["executable"], os.path.join(HERE, "controller.py"), "--rusage", rusage_file, "--workers", workers_file]
     if profile_dir:
         wrapper += ["--profile", profile_dir]
+    load_before = list(os.getloadavg())
+    started_at = datetime.datetime.now(datetime.timezone.utc).strftime("%H:%M:%S")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     completed = subprocess.run([*wrapper, *script, *args], env=environ, cwd=HERE, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True, errors="replace")
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    load_after = list(os.getloadavg())
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     rusage = _load(rusage_file) or {}
-    return Run(mode, completed.returncode, wall, cpu, rusage.get("self_cpu", 0.0), completed.stdout,
-               _load(results_file), _load(stats_file) if mode == "on" else None)
+    workers = _worker_lines(workers_file)
+    workers_cpu = sum(w["self_cpu"] for w in workers)
+    # The controller's children are its workers and what they started (the module processes).
+    modules_cpu = max(rusage.get("children_cpu", 0.0) - workers_cpu, 0.0)
+    return Run(mode, started_at, completed.returncode, wall, cpu, rusage.get("self_cpu", 0.0), workers_cpu, modules_cpu,
+               load_before, load_after, completed.stdout, _load(results_file), _load(stats_file) if mode != "off" else None)
 
 
 def _load(path: str) -> dict | None:
@@ -174,74 +204,109 @@ def _load(path: str) -> dict | None:
         return None
 
 
-# --- one playbook, off and on -----------------------------------------------------------------
+def _worker_lines(path: str) -> list[dict]:
+    try:
+        with open(path) as handle:
+            return [json.loads(line) for line in handle if line.strip()]
+    except (OSError, ValueError):
+        return []
 
 
-def profile_run(env: dict, playbook: str, work: str, inputs: str, hosts: int) -> list[str]:
-    label = f"{playbook}.yml on ansible-core {env['ansible_core']}"
-    print(f"   profiling {label}, accelerator on, {hosts} hosts (cProfile: controller and workers) ...", flush=True)
-    profile_dir = os.path.join(work, f"profile-{playbook}")
-    shutil.rmtree(profile_dir, ignore_errors=True)
-    os.makedirs(profile_dir)
-    run = one_run(env, playbook, "on", work, inputs, hosts, profile_dir)
-    return [f"{hosts} hosts, {run.wall:.1f}s wall, {run.cpu:.1f}s tree CPU under the profiler"] + profile_lines(profile_dir)
+def describe(run: Run) -> str:
+    return (f"{run.wall:.1f}s wall, {run.cpu:.1f}s CPU (controller {run.controller_cpu:.1f}s, workers "
+            f"{run.workers_cpu:.1f}s, modules {run.modules_cpu:.1f}s), load {run.load_before[0]:.2f} -> {run.load_after[0]:.2f}"
+            + ("" if run.returncode == 0 else f", EXIT STATUS {run.returncode}"))
 
 
-def bench_playbook(env: dict, playbook: str, work: str, inputs: str, hosts: int, repeats: int, profile_hosts: int) -> dict:
-    label = f"{playbook}.yml on ansible-core {env['ansible_core']}"
-    runs: dict[str, list[Run]] = {"off": [], "on": []}
-    problems: list[str] = []
-    # off/on, then on/off, ...: neither mode always runs on a warmer machine.
-    order = [("off", "on") if i % 2 == 0 else ("on", "off") for i in range(repeats)]
-    total = 2 * repeats
-    step = 0
-    for pair in order:
-        for mode in pair:
-            step += 1
-            print(f"   [{step}/{total}] {label}, accelerator {mode} ...", end="", flush=True)
-            run = one_run(env, playbook, mode, work, inputs, hosts)
-            print(f" {run.wall:.1f}s wall, {run.cpu:.1f}s CPU (controller process {run.controller_cpu:.1f}s)"
-                  f"{'' if run.returncode == 0 else f', EXIT STATUS {run.returncode}'}", flush=True)
-            if run.returncode != 0:
-                fatal = [line[:300] for line in run.output.splitlines() if line.startswith(("fatal:", "failed:", "ERROR"))]
-                problems.append(f"accelerator {mode}: exit status {run.returncode}: {fatal[:4] or run.output[-600:]}")
-            runs[mode].append(run)
-    reference = runs["off"][0]
-    tasks = sum(len(v) for v in (reference.results or {}).get("hosts", {}).values())
-    actions = sorted({e["action"] for v in (reference.results or {}).get("hosts", {}).values() for e in v})
-    for index, run in enumerate(runs["off"][1:], 2):
-        diffs = compare.differences(reference.results, reference.output, run.results, run.output)
-        if diffs:  # not the accelerator's doing, but it makes the comparison meaningless
-            problems += [f"off run 1 vs off run {index} (the playbook is not deterministic): {d}" for d in diffs]
-    for index, run in enumerate(runs["on"], 1):
-        diffs = compare.differences(reference.results, reference.output, run.results, run.output)
-        problems += [f"off vs on run {index}: {d}" for d in diffs]
-        if not (run.stats or {}).get("installed"):
-            problems.append(f"on run {index}: the accelerator was not installed ({(run.stats or {}).get('reason')})")
-    counters = _counters((runs["on"][0].stats or {}) if runs["on"] else {})
-    result = {
-        "playbook": f"{playbook}.yml",
-        "ansible_core": env["ansible_core"],
-        "python": env["python"],
-        "hosts": hosts,
-        "tasks": tasks // max(hosts, 1),
-        "task_results": tasks,
-        "distinct_actions": len(actions),
-        "actions": actions,
-        "off": _summary(runs["off"]),
-        "on": _summary(runs["on"]),
-        "counters": counters,
-        "problems": problems,
-    }
-    if profile_hosts:
-        result["profile"] = profile_run(env, playbook, work, inputs, profile_hosts)
-    return result
+# --- one playbook: its runs in every mode, checked against the first "off" run -------------------
 
 
-def _summary(runs: list[Run]) -> dict:
-    walls, cpus, controller = [r.wall for r in runs], [r.cpu for r in runs], [r.controller_cpu for r in runs]
-    return {"wall": walls, "cpu": cpus, "controller_cpu": controller, "wall_median": statistics.median(walls),
-            "cpu_median": statistics.median(cpus), "controller_cpu_median": statistics.median(controller)}
+class Playbook:
+    """One playbook on one ansible-core: its work directory, runs so far and report entry."""
+
+    def __init__(self, env: dict, name: str, work: str, inputs: str, hosts: int, modes: tuple[str, ...]):
+        self.env, self.name, self.work, self.inputs, self.hosts, self.modes = env, name, work, inputs, hosts, modes
+        self.label = f"{name}.yml on ansible-core {env['ansible_core']}"
+        self.runs: list[Run] = []
+        self.problems: list[str] = []
+        self.profile: list[str] = []
+        self.reference: Run | None = None
+        self.first_stats: dict[str, dict] = {}  # the accelerator's counters in the first run of each mode
+
+    def run(self, mode: str, step: str) -> None:
+        print(f"   [{step}] {self.label}, {summary.LABELS[mode]} ...", end="", flush=True)
+        run = one_run(self.env, self.name, mode, self.work, self.inputs, self.hosts)
+        print(" " + describe(run), flush=True)
+        self.check(run)
+        run.output = run.output if self.reference is None and mode == "off" else ""  # keep only the reference's
+        if run.mode != "off" and run.mode not in self.first_stats:
+            self.first_stats[run.mode] = run.stats or {}
+        if self.reference is None and mode == "off":
+            self.reference = run
+        run.results = run.results if run is self.reference else None
+        run.stats = None
+        self.runs.append(run)
+
+    def check(self, run: Run) -> None:
+        index = sum(1 for r in self.runs if r.mode == run.mode) + 1
+        name = f"{summary.LABELS[run.mode]} run {index}"
+        if run.returncode != 0:
+            fatal = [line[:300] for line in run.output.splitlines() if line.startswith(("fatal:", "failed:", "ERROR"))]
+            self.problems.append(f"{name}: exit status {run.returncode}: {fatal[:4] or run.output[-600:]}")
+        if run.mode != "off":
+            stats = run.stats or {}
+            if not stats.get("installed"):
+                self.problems.append(f"{name}: the accelerator was not installed ({stats.get('reason')})")
+            payloads = ((stats.get("run") or {}).get("paths", {}).get("bytecode") or {}).get("native", 0)
+            if (run.mode == "bytecode") != (payloads > 0):
+                self.problems.append(f"{name}: {payloads} payloads built with bytecode")
+        reference = self.reference
+        if reference is None:
+            if run.mode != "off":
+                self.problems.append(f"{name}: ran before any off run, compared with nothing")
+            return
+        diffs = compare.differences(reference.results, reference.output, run.results, run.output,
+                                    labels=("off run 1", name))
+        what = "the playbook is not deterministic" if run.mode == "off" else "the accelerator changed a result"
+        self.problems += [f"off run 1 vs {name} ({what}): {d}" for d in diffs]
+
+    def entry(self) -> dict:
+        reference = self.reference.results if self.reference else {}
+        hosts_results = (reference or {}).get("hosts", {})
+        tasks = sum(len(v) for v in hosts_results.values())
+        actions = sorted({e["action"] for v in hosts_results.values() for e in v})
+        result = {
+            "playbook": f"{self.name}.yml", "ansible_core": self.env["ansible_core"], "python": self.env["python"],
+            "hosts": self.hosts, "tasks": tasks // max(self.hosts, 1), "task_results": tasks,
+            "distinct_actions": len(actions), "actions": actions, "modes": list(self.modes),
+            "sequence": [r.record() for r in self.runs],
+        }
+        for mode in self.modes:
+            result[mode] = summary.summarise([r.record() for r in self.runs if r.mode == mode])
+        result["ratios"] = summary.ratios(result)
+        first = self.first_stats
+        result["counters_by_mode"] = {mode: _counters(stats) for mode, stats in first.items()}
+        result["counters"] = result["counters_by_mode"].get("on", {})  # what benches/report.py shows
+        result["bytecode_events"] = ((first.get("bytecode") or {}).get("run") or {}).get("paths", {}).get("bytecode", {}).get("events", {})
+        result["profile"] = self.profile
+        result["problems"] = self.problems
+        return result
+
+    def profile_run(self, hosts: int) -> None:
+        print(f"   profiling {self.label}, accelerator on, {hosts} hosts (controller sampled, workers under cProfile) ...", end="", flush=True)
+        profile_dir = os.path.join(self.work, f"profile-{self.name}")
+        shutil.rmtree(profile_dir, ignore_errors=True)
+        os.makedirs(profile_dir)
+        run = one_run(self.env, self.name, "on", self.work, self.inputs, hosts, profile_dir)
+        print(" " + describe(run), flush=True)
+        self.profile = [f"{hosts} hosts under the profiler: {describe(run)}", ""] + summary.profile_lines(profile_dir)
+
+    def warm_up(self) -> None:
+        print(f"   warm-up {self.label}, on+bytecode, 1 host (fills the bytecode cache; not measured) ...", end="", flush=True)
+        run = one_run(self.env, self.name, "bytecode", self.work, self.inputs, 1)
+        print(" " + describe(run), flush=True)
+        if run.returncode != 0:
+            self.problems.append(f"warm-up run: exit status {run.returncode}: {run.output[-600:]}")
 
 
 def _counters(stats: dict) -> dict:
@@ -250,64 +315,93 @@ def _counters(stats: dict) -> dict:
             for path, info in paths.items()}
 
 
-def _readable(path: str) -> bool:
-    try:
-        pstats.Stats(path)
-    except Exception:  # noqa: BLE001 - a torn or empty profile is left out
-        return False
-    return True
-
-
-def profile_lines(directory: str, top: int = 18) -> list[str]:
-    """The top functions by own time over the controller's and every worker's profile."""
-    files = [f for f in sorted(glob.glob(os.path.join(directory, "*.prof"))) if _readable(f)]
-    if not files:
-        return ["(no profile written)"]
-    controller = [f for f in files if f.endswith("controller.prof")]
-    workers = [f for f in files if not f.endswith("controller.prof")]
-    lines = []
-    for label, group in (("controller process", controller), (f"{len(workers)} worker processes", workers)):
-        if group:
-            stats = pstats.Stats(*group)
-            lines.append(f"{label}: {stats.total_tt:.1f}s CPU profiled")
-    stats = pstats.Stats(*files)
-    entries = sorted(stats.stats.items(), key=lambda item: item[1][2], reverse=True)[:top]
-    lines.append(f"{'own s':>7} {'cum s':>7} {'calls':>9}  function (CPU seconds, all processes)")
-    for (filename, line, name), (_, calls, own, cumulative, _) in entries:
-        where = filename.split("site-packages/")[-1] if "site-packages/" in filename else filename
-        lines.append(f"{own:>7.2f} {cumulative:>7.2f} {calls:>9}  {where}:{line}({name})")
-    return lines
+def rotated(modes: tuple[str, ...], repeat: int) -> list[str]:
+    """Repeat r starts with mode r: over len(modes) repeats each mode runs once in each place."""
+    shift = repeat % len(modes)
+    return list(modes[shift:] + modes[:shift])
 
 
 # --- entry points ----------------------------------------------------------------------------
 
 
+def machine() -> dict:
+    model = None
+    try:
+        with open("/proc/cpuinfo") as handle:
+            model = next((line.split(":", 1)[1].strip() for line in handle if line.startswith("model name")), None)
+    except OSError:
+        pass
+    return {"cpus": os.cpu_count(), "cpu_model": model or platform.machine(), "platform": platform.platform(),
+            "load_average_start": list(os.getloadavg())}
+
+
+def commit_of_tree() -> str | None:
+    completed = subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True)
+    return completed.stdout.strip() or None
+
+
 def run_for(pythons: list[str], quick: bool = False, repeats: int | None = None, hosts: int | None = None,
-            profile_hosts: int = 5, keep: bool = False, profile_only: bool = False, only: list[str] | None = None) -> dict:
+            profile_hosts: int = 5, keep: bool = False, only: list[str] | None = None,
+            modes: tuple[str, ...] = summary.MODES, outputs: tuple[str | None, str | None] = (None, None),
+            commit: str | None = None, note: str | None = None, profile_only: bool = False) -> dict:
     repeats = repeats or (1 if quick else REPEATS)
     hosts = hosts or (2 if quick else HOSTS)
-    report = {"repeats": repeats, "hosts": hosts, "runs": []}
-    for python in pythons:
-        env = environment_of(python)
-        names = [n for n in playbooks_for(env) if not only or n in only]
-        if not names:
-            print(f"== e2e: nothing to run on ansible-core {env['ansible_core']} (no collections, before 2.22)")
-            continue
-        work = tempfile.mkdtemp(prefix="ansible-accel-e2e-")
-        try:
+    began = time.perf_counter()
+    report = {"started": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+              "commit": commit or commit_of_tree(), "note": note, "quick": quick, "repeats": repeats, "hosts": hosts,
+              "modes": list(modes), "machine": machine(), "finished": False, "runs": []}
+    playbooks: list[Playbook] = []
+    works: list[str] = []
+
+    def publish() -> None:
+        report["runs"] = [p.entry() for p in playbooks]
+        report["seconds"] = time.perf_counter() - began
+        report["machine"]["load_average_now"] = list(os.getloadavg())
+        write_outputs(report, *outputs)
+
+    try:
+        for python in pythons:
+            env = environment_of(python)
+            names = [n for n in playbooks_for(env) if not only or n in only]
+            if not names:
+                print(f"== e2e: nothing to run on ansible-core {env['ansible_core']} (no collections, before 2.22)")
+                continue
+            work = tempfile.mkdtemp(prefix="ansible-accel-e2e-")
+            works.append(work)
             inputs = os.path.join(work, "inputs")
             make_inputs(env, inputs)
             for name in names:
-                print(f"== e2e: {name}.yml on ansible-core {env['ansible_core']} (Python {env['python']}), "
-                      f"{hosts} hosts, {repeats} runs off and on", flush=True)
-                if profile_only:
-                    lines = profile_run(env, name, work, inputs, profile_hosts or 2)
-                    report.setdefault("profiles", []).append({"playbook": f"{name}.yml", "ansible_core": env["ansible_core"], "profile": lines})
-                    for line in lines:
-                        print("   " + line)
-                    continue
-                report["runs"].append(bench_playbook(env, name, work, inputs, hosts, repeats, 0 if quick else profile_hosts))
-        finally:
+                # Each playbook its own work directory: its results file paths stay the same across its runs.
+                playbook_work = os.path.join(work, name)
+                os.makedirs(playbook_work)
+                playbooks.append(Playbook(env, name, playbook_work, inputs, hosts, modes))
+        print(f"== e2e: {', '.join(p.label for p in playbooks)}; {hosts} hosts, {repeats} repeats of "
+              f"{', '.join(summary.LABELS[m] for m in modes)}", flush=True)
+        for playbook in playbooks:
+            if profile_hosts and (profile_only or not quick):
+                playbook.profile_run(profile_hosts)
+            if "bytecode" in modes and not profile_only:
+                playbook.warm_up()
+            publish()
+        if profile_only:
+            repeats = report["repeats"] = 0
+        total = repeats * len(modes) * len(playbooks)
+        step = 0
+        for repeat in range(repeats):
+            order = rotated(modes, repeat)
+            if "off" in modes and repeat == 0:
+                order.remove("off")
+                order.insert(0, "off")  # the first run of all is the reference the others compare with
+            for playbook in playbooks:
+                for mode in order:
+                    step += 1
+                    playbook.run(mode, f"{step}/{total}, repeat {repeat + 1}")
+                    publish()
+        report["finished"] = True
+        publish()
+    finally:
+        for work in works:
             if keep:
                 print(f"   kept {work}")
             else:
@@ -315,40 +409,96 @@ def run_for(pythons: list[str], quick: bool = False, repeats: int | None = None,
     return report
 
 
+def write_outputs(report: dict, json_path: str | None, markdown_path: str | None) -> None:
+    for path, text in ((json_path, lambda: json.dumps(report, indent=1)), (markdown_path, lambda: summary.markdown(report))):
+        if path:
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+            with open(path + ".part", "w") as handle:
+                handle.write(text())
+            os.replace(path + ".part", path)
+
+
+def render(paths: list[str], profiles: str | None, json_path: str | None, markdown_path: str | None,
+           note: str | None = None) -> int:
+    """One report from earlier ones: a playbook in a later report replaces the same playbook
+    (and ansible-core) of an earlier one; ``profiles`` replaces the profiles."""
+    reports = []
+    for path in paths:
+        with open(path) as handle:
+            reports.append(json.load(handle))
+    report = reports[0]
+    if len(reports) > 1:
+        report["parts"] = [_part(r) for r in reports]
+        for later in reports[1:]:
+            for entry in later["runs"]:
+                key = (entry["playbook"], entry["ansible_core"])
+                report["runs"] = [e for e in report["runs"] if (e["playbook"], e["ansible_core"]) != key] + [entry]
+        report["finished"] = all(r.get("finished") for r in reports)
+    if note:
+        report["note"] = note
+    if profiles:
+        with open(profiles) as handle:
+            later = {(p["playbook"], p["ansible_core"]): p for p in json.load(handle)["runs"]}
+        for playbook in report["runs"]:
+            found = later.get((playbook["playbook"], playbook["ansible_core"]))
+            if found and found.get("profile"):
+                playbook["profile"] = found["profile"]
+                playbook["problems"] += [f"profile run: {p}" for p in found["problems"]]
+    write_outputs(report, json_path, markdown_path)
+    return 0
+
+
+def _part(report: dict) -> str:
+    runs = sum(len(p["sequence"]) for p in report["runs"])
+    planned = report["repeats"] * len(report["modes"]) * len(report["runs"])
+    return (f"run of {report['started']} ({report.get('commit')}): {', '.join(p['playbook'] for p in report['runs'])}, "
+            f"{runs} of {planned} planned runs" + ("" if report.get("finished") else ", stopped before the end"))
+
+
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    from .. import report as report_module
-
     parser = argparse.ArgumentParser(prog="python -m benches.e2e", description=__doc__.split("\n\n")[0])
     parser.add_argument("--python", action="append", default=[], help="interpreter of a venv with ansible and ansible-accel (repeatable)")
-    parser.add_argument("--repeats", type=int, help=f"runs per mode (default {REPEATS}; --quick 1)")
+    parser.add_argument("--repeats", type=int, help=f"repeats, each running every mode once (default {REPEATS}; --quick 1)")
     parser.add_argument("--hosts", type=int, help=f"host aliases (default {HOSTS}; --quick 2)")
-    parser.add_argument("--quick", action="store_true", help="2 hosts, 1 run per mode, no profile (a smoke test)")
+    parser.add_argument("--quick", action="store_true", help="2 hosts, 1 repeat, no profile (a smoke test)")
     parser.add_argument("--profile-hosts", type=int, default=5, help="hosts in the cProfile run (0: no profile run)")
+    parser.add_argument("--mode", action="append", choices=summary.MODES, help="only these modes (default: all)")
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
-    parser.add_argument("--profile-only", action="store_true", help="only the cProfile run (--profile-hosts hosts)")
     parser.add_argument("--playbook", action="append", choices=("modules", "secrets"), help="only these playbooks")
-    parser.add_argument("--json", help="write the report as JSON")
+    parser.add_argument("--json", help="write the report as JSON (rewritten after every run)")
+    parser.add_argument("--markdown", help="write the report as markdown (rewritten after every run)")
+    parser.add_argument("--commit", help="the commit to name in the report (default: git rev-parse HEAD here)")
+    parser.add_argument("--note", help="a paragraph for the top of the markdown report (what was measured, if unusual)")
+    parser.add_argument("--profile-only", action="store_true", help="only the profile runs (--profile-hosts hosts)")
+    parser.add_argument("--render", metavar="JSON", action="append",
+                        help="run nothing: write --markdown (and --json) from this report (repeatable: later playbooks replace earlier)")
+    parser.add_argument("--profiles", metavar="JSON", help="with --render: take the profiles from this --profile-only report")
     options = parser.parse_args(argv)
+    if options.render:
+        return render(options.render, options.profiles, options.json, options.markdown, options.note)
+    modes = tuple(m for m in summary.MODES if not options.mode or m in options.mode)
     result = run_for(options.python or [sys.executable], options.quick, options.repeats, options.hosts,
-                     options.profile_hosts, options.keep, options.profile_only, options.playbook)
+                     options.profile_hosts, options.keep, options.playbook, modes, (options.json, options.markdown),
+                     options.commit, options.note, options.profile_only)
     print()
-    for line in report_module.e2e_text(result):
+    for line in summary.text(result):
         print(line)
     failed = False
     for run in result["runs"]:
-        print(f"\n{run['playbook']} on {run['ansible_core']}: {run['hosts']} hosts x {run['tasks']} task results, "
-              f"{run['distinct_actions']} distinct actions; native calls: "
-              + ", ".join(f"{p} {c['native']} (fallback {c['fallback']})" for p, c in run["counters"].items()))
+        print(f"\n{run['playbook']} on {run['ansible_core']}: {run['hosts']} hosts x {run['tasks']} tasks, "
+              f"{run['distinct_actions']} distinct actions")
+        for mode, counters in run["counters_by_mode"].items():
+            print(f"   native calls, first {summary.LABELS[mode]} run: "
+                  + ", ".join(f"{p} {c['native']} (fallback {c['fallback']})" for p, c in counters.items()))
+        if run["bytecode_events"]:
+            print("   bytecode events: " + ", ".join(f"{k}: {v}" for k, v in run["bytecode_events"].items()))
         for line in run.get("profile", []):
             print("   " + line)
         for problem in run["problems"]:
             print(f"   PROBLEM: {problem}")
             failed = True
-    if options.json:
-        with open(options.json, "w") as handle:
-            json.dump(result, handle, indent=1)
     return 1 if failed else 0
 
 

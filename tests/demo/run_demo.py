@@ -6,9 +6,10 @@ Usage: ``.venv/py3XX/bin/python tests/demo/run_demo.py [--keep] [--no-routes]``
 this virtual environment's Python) and only touches files in a temporary directory.  The
 "off" run is plain ``ansible-playbook``; the "on" run is ``ansible-accel ansible-playbook``
 with ``ANSIBLE_ACCEL_STATS`` collecting the counters of the controller and its workers.  The
-``demo_results`` callback records every host's task results; after normalising what
-legitimately differs between two runs (times, temporary paths, inode numbers) they must be
-identical, and so must the printed output.
+end-to-end benchmark's ``e2e_results`` callback records every host's task results; after
+normalising what legitimately differs between two runs (times, temporary paths, inode numbers:
+``benches/e2e/compare.py``, shared with the benchmark) they must be identical, and so must the
+printed output.
 
 Then the other ways of switching the accelerator on are checked with ``route/route.yml``:
 the ``ansible-accel config`` lines as an ansible.cfg file and as environment variables
@@ -20,7 +21,6 @@ Exit status 1 when the results differ, a run fails, or a route check fails.
 from __future__ import annotations
 
 import argparse
-import collections
 import dataclasses
 import json
 import os
@@ -37,15 +37,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 BIN = os.path.dirname(sys.executable)  # the virtual environment's bin/ (not resolved: a venv)
 ROUTE_HOSTS = "host01:host02:host03"
 ROUTE_PROBES_PER_HOST = 2
+# The results callback and the comparison are the end-to-end benchmark's (benches/e2e).
+ROOT = os.path.dirname(os.path.dirname(HERE))
+RESULTS_CALLBACKS = os.path.join(ROOT, "benches", "e2e", "callback_plugins")
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
 
-# Result keys whose values differ from run to run without meaning anything.
-VOLATILE_KEYS = {"start", "end", "delta", "elapsed", "worker_pid"}
-# ... and in file status dicts (stat, find: those with an "inode"), times and inode identity.
-VOLATILE_FILE_KEYS = {"atime", "mtime", "ctime", "inode", "version"}
-# copy's content= goes through a controller temporary file with a random name.
-RANDOM_BASENAME = re.compile(r"\.?(?:tmp)?[a-z0-9_]{8}")
-# Temporary paths ansible-core makes up per task (remote tmp, module tmp).
-TMP_PATH = re.compile(r"""(?:/[^\s'"]*)?ansible-(?:module)?tmp-[^\s'"]*""")
+from benches.e2e import compare  # noqa: E402
 
 
 # --- running ansible -------------------------------------------------------------------------
@@ -63,7 +61,7 @@ class Run:
 
 def clean_environment(**extra: str) -> dict[str, str]:
     """The caller's environment without any ANSIBLE_* setting, plus ``extra``."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_") and k != "DEMO_RESULTS_FILE"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_") and k != "E2E_RESULTS_FILE"}
     env.update(ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0", PYTHONDONTWRITEBYTECODE="1")
     env.update(extra)
     return env
@@ -100,9 +98,9 @@ def run_demo_playbook(mode: str, work: str) -> Run:
     stats_file = os.path.join(work, f"stats-{mode}.json")
     env = clean_environment(
         ANSIBLE_CONFIG=os.path.join(HERE, "ansible.cfg"),
-        ANSIBLE_CALLBACK_PLUGINS=os.path.join(HERE, "callback_plugins"),
-        ANSIBLE_CALLBACKS_ENABLED="demo_results",
-        DEMO_RESULTS_FILE=results_file,
+        ANSIBLE_CALLBACK_PLUGINS=RESULTS_CALLBACKS,
+        ANSIBLE_CALLBACKS_ENABLED="e2e_results",
+        E2E_RESULTS_FILE=results_file,
     )
     playbook = [
         "-i",
@@ -127,71 +125,9 @@ def run_demo_playbook(mode: str, work: str) -> Run:
 # --- comparing two runs ----------------------------------------------------------------------
 
 
-def normalise(value):
-    if isinstance(value, dict):
-        drop = VOLATILE_KEYS | (VOLATILE_FILE_KEYS if "inode" in value else set())
-        result = {k: normalise(v) for k, v in value.items() if k not in drop}
-        if isinstance(result.get("_original_basename"), str) and RANDOM_BASENAME.fullmatch(
-            result["_original_basename"]
-        ):
-            result["_original_basename"] = "<random>"
-        return result
-    if isinstance(value, list):
-        return [normalise(v) for v in value]
-    if isinstance(value, str):
-        return TMP_PATH.sub("<ansible-tmp>", value)
-    return value
-
-
-def normalised_output(output: str) -> list[str]:
-    """The printed lines, sorted: hosts finish tasks in any order, and 'included: ... for'
-    lists the hosts in that order."""
-    lines = []
-    for line in output.splitlines():
-        line = TMP_PATH.sub("<ansible-tmp>", line)
-        included = re.match(r"(included: .* for )(.*)$", line)
-        if included:
-            line = included[1] + ", ".join(sorted(included[2].split(", ")))
-        lines.append(line)
-    return sorted(lines)
-
-
 def differences(off: Run, on: Run, limit: int = 10) -> list[str]:
     """How the two runs' results differ (empty when identical)."""
-    if off.results is None or on.results is None:
-        return ["a run wrote no results file"]
-    found: list[str] = []
-    a, b = normalise(off.results), normalise(on.results)
-    if sorted(a["hosts"]) != sorted(b["hosts"]):
-        found.append(f"hosts differ: {sorted(a['hosts'])} vs {sorted(b['hosts'])}")
-    for host in sorted(set(a["hosts"]) & set(b["hosts"])):
-        tasks_a, tasks_b = a["hosts"][host], b["hosts"][host]
-        if len(tasks_a) != len(tasks_b):
-            found.append(f"{host}: {len(tasks_a)} task results off, {len(tasks_b)} on")
-        for entry_a, entry_b in zip(tasks_a, tasks_b):
-            if entry_a != entry_b:
-                found.append(f"{host}: task {entry_a['task']!r}: {first_difference(entry_a, entry_b)}")
-    if a["stats"] != b["stats"]:
-        found.append(f"play recap differs: {a['stats']} vs {b['stats']}")
-    if normalised_output(off.output) != normalised_output(on.output):
-        only_off = collections.Counter(normalised_output(off.output)) - collections.Counter(
-            normalised_output(on.output)
-        )
-        only_on = collections.Counter(normalised_output(on.output)) - collections.Counter(normalised_output(off.output))
-        found.append(f"printed output differs: off only {list(only_off)[:3]}, on only {list(only_on)[:3]}")
-    return found[:limit] + ([f"... {len(found) - limit} more"] if len(found) > limit else [])
-
-
-def first_difference(a, b, where: str = "") -> str:
-    if isinstance(a, dict) and isinstance(b, dict):
-        for key in sorted(set(a) | set(b)):
-            if a.get(key, "<missing>") != b.get(key, "<missing>"):
-                return first_difference(a.get(key, "<missing>"), b.get(key, "<missing>"), f"{where}.{key}")
-    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        for index, (x, y) in enumerate(zip(a, b)):
-            if x != y:
-                return first_difference(x, y, f"{where}[{index}]")
-    return f"{where or 'value'}: {json.dumps(a)[:200]} (off) != {json.dumps(b)[:200]} (on)"
+    return compare.differences(off.results, off.output, on.results, on.output, limit, labels=("off", "on"))
 
 
 # --- the other routes ------------------------------------------------------------------------

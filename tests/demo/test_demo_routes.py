@@ -45,7 +45,7 @@ def test_normalise_only_touches_volatile_values():
         "src": "/root/.ansible/tmp/ansible-tmp-1796016776.5-4176-2138/.source.txt",
         "msg": "fetched /tmp/x/ansible-moduletmp-1796016824.5-5w0ars0d/tmpsvbmgxyf ok", "rc": 0,
     }  # fmt: skip
-    assert run_demo.normalise(result) == {
+    assert run_demo.compare.normalise(result) == {
         "stat": {"checksum": "abc"}, "src": "<ansible-tmp>", "msg": "fetched <ansible-tmp> ok", "rc": 0,
     }  # fmt: skip
 

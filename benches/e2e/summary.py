@@ -1,0 +1,205 @@
+"""The end-to-end report: per-mode medians, spreads and ratios to "off", as text and markdown,
+and the profile of the controller (top functions by own and cumulative CPU time)."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import pstats
+import statistics
+
+# The modes of a run, in the order they are reported.  "bytecode" is the accelerator on with
+# ANSIBLE_ACCEL_BYTECODE=1 (payloads carry compiled bytecode for the target's Python).
+MODES = ("off", "on", "bytecode")
+LABELS = {"off": "off", "on": "on", "bytecode": "on+bytecode"}
+# What each run records, in seconds; the medians and spreads are of these.
+MEASURES = ("wall", "cpu", "controller_cpu", "workers_cpu", "modules_cpu")
+
+
+def spread(values: list[float]) -> float:
+    """(max - min) / median, the spread the other benchmarks report."""
+    middle = statistics.median(values)
+    return (max(values) - min(values)) / middle if middle else 0.0
+
+
+def summarise(runs: list[dict]) -> dict:
+    """One mode's runs: each measure's values in run order, median and spread."""
+    out: dict = {"runs": len(runs)}
+    for measure in MEASURES:
+        values = [r[measure] for r in runs]
+        out[measure] = values
+        if values:
+            out[f"{measure}_median"] = statistics.median(values)
+            out[f"{measure}_spread"] = spread(values) if len(values) > 1 else None  # one run: unknown
+    return out
+
+
+def ratios(playbook: dict) -> dict:
+    """Each mode's median wall and tree CPU divided by the "off" median (below 1: faster)."""
+    off = playbook.get("off") or {}
+    out = {}
+    for mode in MODES[1:]:
+        this = playbook.get(mode) or {}
+        if off.get("wall_median") and this.get("wall_median") is not None:
+            out[mode] = {"wall": this["wall_median"] / off["wall_median"], "cpu": this["cpu_median"] / off["cpu_median"]}
+    return out
+
+
+def _modes(playbook: dict) -> list[str]:
+    return [m for m in MODES if (playbook.get(m) or {}).get("runs")]
+
+
+def text(report: dict) -> list[str]:
+    lines = [f"{'end to end':<14} {'core':<10} {'mode':<12} {'runs':>4} {'wall':>8} {'spread':>7} {'vs off':>7}"
+             f" {'tree CPU':>9} {'spread':>7} {'vs off':>7} {'controller':>10} {'workers':>8} {'modules':>8}  results"]
+    for playbook in report["runs"]:
+        rel = ratios(playbook)
+        for mode in _modes(playbook):
+            s = playbook[mode]
+            vs = rel.get(mode)
+            lines.append(
+                f"{playbook['playbook']:<14} {playbook['ansible_core']:<10} {LABELS[mode]:<12} {s['runs']:>4} "
+                f"{s['wall_median']:>7.1f}s {_spread(s['wall_spread']):>6} {_ratio(vs, 'wall'):>7} {s['cpu_median']:>8.1f}s "
+                f"{_spread(s['cpu_spread']):>6} {_ratio(vs, 'cpu'):>7} {s['controller_cpu_median']:>9.1f}s "
+                f"{s['workers_cpu_median']:>7.1f}s {s['modules_cpu_median']:>7.1f}s  "
+                + ("identical" if not playbook["problems"] else "DIFFERENT (failure)")
+            )
+    return lines
+
+
+def _spread(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
+def _ratio(vs: dict | None, key: str) -> str:
+    return f"{vs[key]:.3f}" if vs else "-"
+
+
+def _values(values: list[float]) -> str:
+    return ", ".join(f"{v:.1f}" for v in values)
+
+
+def markdown(report: dict) -> str:
+    m = report["machine"]
+    unfinished = "" if report.get("finished") else ", NOT FINISHED: the runs listed are those that completed"
+    if report.get("parts"):
+        when = f"Several runs (listed below{unfinished})"
+    else:
+        commit = f", commit {report['commit']}" if report.get("commit") else ""
+        when = (f"Run of {report['started']}{commit} ({'quick' if report['quick'] else 'full'}, "
+                f"{report.get('seconds', 0):.0f}s so far{unfinished})")
+    out = [
+        "# End-to-end benchmark (`benches/e2e`)",
+        "",
+        f"{when}: {m['cpus']} CPUs ({m['cpu_model']}), {m['platform']}; the machine is shared with other jobs, so"
+        " each run's load average (1 min) before and after is listed below.",
+        "",
+        *([report["note"], ""] if report.get("note") else []),
+        *([f"Put together from {len(report['parts'])} runs of the benchmark:", ""]
+          + [f"- {part}" for part in report["parts"]] + [""] if report.get("parts") else []),
+        "`ansible-playbook` on local host aliases (local connection), three modes: **off** (plain",
+        "`ansible-playbook`), **on** (`ansible-accel ansible-playbook`), **on+bytecode** (the same with",
+        "`ANSIBLE_ACCEL_BYTECODE=1`). Each repeat runs every mode once, the order rotating between repeats;",
+        "every task result of every host and the printed output are compared with the first \"off\" run",
+        "(after normalising times and temporary names) and must be identical. Medians of the repeats,",
+        "spread = (max − min) ÷ median, *vs off* = median ÷ the \"off\" median (below 1: faster).",
+        "Tree CPU: the whole process tree; it splits into the controller process (`ansible-playbook`),",
+        "its forked workers (task executor, action plugins, payload building, connection) and the module",
+        "processes the workers start (the modules themselves, on the target).",
+        "",
+        "| playbook | ansible-core | hosts × tasks | mode | runs | wall | spread | vs off | tree CPU | spread | vs off "
+        "| controller CPU | workers CPU | modules CPU | results |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for playbook in report["runs"]:
+        rel = ratios(playbook)
+        for mode in _modes(playbook):
+            s = playbook[mode]
+            out.append(
+                f"| {playbook['playbook']} | {playbook['ansible_core']} (Python {playbook['python']}) "
+                f"| {playbook['hosts']} × {playbook['tasks']} | {LABELS[mode]} | {s['runs']} | {s['wall_median']:.1f}s "
+                f"| {_spread(s['wall_spread'])} | {_ratio(rel.get(mode), 'wall')} | {s['cpu_median']:.1f}s | {_spread(s['cpu_spread'])} "
+                f"| {_ratio(rel.get(mode), 'cpu')} | {s['controller_cpu_median']:.1f}s | {s['workers_cpu_median']:.1f}s "
+                f"| {s['modules_cpu_median']:.1f}s | {'identical' if not playbook['problems'] else '**DIFFERENT**'} |"
+            )
+    for playbook in report["runs"]:
+        out += ["", f"## {playbook['playbook']} on ansible-core {playbook['ansible_core']}", "",
+                f"{playbook['hosts']} hosts × {playbook['tasks']} tasks ({playbook['task_results']} task results per run),"
+                f" {playbook['distinct_actions']} distinct actions. Every run, in order:", "",
+                "| # | mode | started (UTC) | wall | tree CPU | controller | workers | modules | load before → after | exit |",
+                "|---:|---|---|---:|---:|---:|---:|---:|---|---:|"]
+        for index, r in enumerate(playbook["sequence"], 1):
+            out.append(f"| {index} | {LABELS[r['mode']]} | {r['started']} | {r['wall']:.1f}s | {r['cpu']:.1f}s "
+                       f"| {r['controller_cpu']:.1f}s | {r['workers_cpu']:.1f}s | {r['modules_cpu']:.1f}s "
+                       f"| {_load(r['load_before'])} → {_load(r['load_after'])} | {r['returncode']} |")
+        for mode in ("on", "bytecode"):
+            counters = playbook.get("counters_by_mode", {}).get(mode)
+            if counters:
+                out += ["", f"Native calls in the first {LABELS[mode]} run: " + ", ".join(
+                    f"{p} {c['native']}" + (f" (+{c['fallback']} fallbacks)" if c["fallback"] else "")
+                    for p, c in counters.items() if c["native"] or c["fallback"]) + "."]
+        events = playbook.get("bytecode_events")
+        if events:
+            out.append("Bytecode events in that run: " + ", ".join(f"{k}: {v}" for k, v in events.items()) + ".")
+        if playbook.get("profile"):
+            out += ["", "### Where the time goes (cProfile, accelerator on)", "", "```", *playbook["profile"], "```"]
+        out += [""] + [f"- PROBLEM: {p[:600]}" for p in playbook["problems"]] if playbook["problems"] else []
+    return "\n".join(out) + "\n"
+
+
+def _load(values: list[float] | None) -> str:
+    return f"{values[0]:.2f}" if values else "?"
+
+
+# --- the profile -----------------------------------------------------------------------------
+
+
+def _readable(path: str) -> bool:
+    try:
+        pstats.Stats(path)
+    except Exception:  # noqa: BLE001 - a torn or empty profile is left out
+        return False
+    return True
+
+
+def _table(stats: pstats.Stats, key: int, top: int, title: str) -> list[str]:
+    """``key``: 2 own time, 3 cumulative time (pstats' tuple order)."""
+    entries = sorted(stats.stats.items(), key=lambda item: item[1][key], reverse=True)[:top]
+    lines = [title, f"{'own s':>8} {'cum s':>8} {'calls':>10}  function"]
+    for (filename, line, name), (_, calls, own, cumulative, _) in entries:
+        lines.append(f"{own:>8.2f} {cumulative:>8.2f} {calls:>10}  {_where(filename)}:{line}({name})")
+    return lines
+
+
+def _where(filename: str) -> str:
+    return filename.split("site-packages/")[-1] if "site-packages/" in filename else filename
+
+
+def _sampled_table(rows: list, top: int, title: str) -> list[str]:
+    lines = [title, f"{'CPU s':>8}  function"]
+    lines += [f"{seconds:>8.2f}  {_where(filename)}:{line}({name})" for filename, line, name, seconds in rows[:top]]
+    return lines
+
+
+def profile_lines(directory: str, top: int = 20) -> list[str]:
+    """The controller's top functions by own and by cumulative CPU time (sampled, all its
+    threads), then the workers' by own time (cProfile)."""
+    lines = []
+    sampled = os.path.join(directory, "controller-sampled.json")
+    if os.path.exists(sampled):
+        with open(sampled) as handle:
+            data = json.load(handle)
+        threads = ", ".join(f"{name} {seconds:.1f}s" for name, seconds in
+                            sorted(data["threads"].items(), key=lambda item: -item[1]))
+        lines += [f"controller process, sampled every {data['interval'] * 1000:.0f} ms of each thread's CPU clock "
+                  f"({data['samples']} samples): {sum(data['threads'].values()):.1f}s CPU; by thread: {threads}", ""]
+        lines += _sampled_table(data["own"], top, "controller, top by own CPU time (the Python function running, with what it calls in C):") + [""]
+        lines += _sampled_table(data["cumulative"], top, "controller, top by cumulative CPU time:") + [""]
+    files = [f for f in sorted(glob.glob(os.path.join(directory, "worker-*.prof"))) if _readable(f)]
+    if files:
+        stats = pstats.Stats(*files)
+        lines += [f"{len(files)} worker processes: {stats.total_tt:.1f}s CPU profiled by cProfile (module processes are not profiled)", ""]
+        lines += _table(stats, 2, top, "workers, top by own time:") + [""]
+        lines += _table(stats, 3, top, "workers, top by cumulative time:")
+    return lines or ["(no profile written)"]
