@@ -93,7 +93,10 @@ def is_ansible_set_fallbacks(function: t.Any) -> bool:
 def compile_spec(validator: t.Any) -> t.Any:
     """The compiled spec for ``validator`` (the same object while its spec and checks are the
     same, unchanged objects), or the reason (str) it is not handled."""
-    return fast_path().compiled(validator)
+    try:
+        return fast_path().compiled(validator)
+    except Exception:  # noqa: BLE001 - an internal error: ansible-core's own code answers
+        return "spec: native compile error"
 
 
 _RESULT_FIELDS = (
@@ -226,11 +229,15 @@ def make_validate(original: t.Callable, arg_spec_module: t.Any, errors_module: t
         finally:
             _replay.pending = None
 
-    fast = fast_path().validate
+    fast_path()
 
     @functools.wraps(original)
     def validate(self, parameters, *args, **kwargs):
-        done = fast(self, parameters)
+        try:
+            done = _fast.validate(self, parameters)
+        except Exception:  # noqa: BLE001 - an internal error: counted, and the long way answers
+            _counters.fallback(PATH, "internal: native validate error")
+            done = None
         if done is None:
             return the_long_way(self, parameters, args, kwargs)
         if type(done) is not tuple:
