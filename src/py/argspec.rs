@@ -191,6 +191,19 @@ fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>>
     })
 }
 
+/// `ValidationResult._deprecations`: one dict per entry, keys in the core's order.
+fn deprecations_to_python<'py>(py: Python<'py>, entries: &[Vec<(&'static str, Value)>]) -> PyResult<Bound<'py, PyList>> {
+    let deprecations = PyList::empty(py);
+    for entry in entries {
+        let dict = PyDict::new(py);
+        for (key, value) in entry {
+            dict.set_item(key, to_python(py, value)?)?;
+        }
+        deprecations.append(dict)?;
+    }
+    Ok(deprecations)
+}
+
 fn params_to_python<'py>(py: Python<'py>, map: &Params) -> PyResult<Bound<'py, PyDict>> {
     let dict = PyDict::new(py);
     for (k, v) in map {
@@ -590,14 +603,7 @@ impl CompiledArgSpec {
             };
             let errors: Vec<(&str, &str)> =
                 out.errors.iter().map(|(k, m)| (k.class_name(), m.as_str())).collect();
-            let deprecations = PyList::empty(py);
-            for entry in &out.deprecations {
-                let dict = PyDict::new(py);
-                for (key, value) in entry {
-                    dict.set_item(key, to_python(py, value)?)?;
-                }
-                deprecations.append(dict)?;
-            }
+            let deprecations = deprecations_to_python(py, &out.deprecations)?;
             let unsupported = PyList::empty(py);
             for group in &out.unsupported {
                 let paths = PyList::empty(py);

@@ -23,7 +23,7 @@ use pyo3::types::{PyDict, PyList, PySet, PyString, PyTuple, PyType};
 
 use super::fallbacks::{self, FallbackContext, Ran};
 use super::snapshot::Snapshot;
-use super::{compile_sources, guard, shares_containers, take_saw_tagged, to_python, to_value, CompiledArgSpec, Mode};
+use super::{compile_sources, deprecations_to_python, guard, shares_containers, take_saw_tagged, to_value, CompiledArgSpec, Mode};
 use crate::argspec::{CoreFlavor, Outcome, Unhandled};
 
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -346,14 +346,7 @@ impl ArgspecFastPath {
             warning.set_item(intern!(py, "alias"), alias)?;
             warnings.append(warning)?;
         }
-        let deprecations = PyList::empty(py);
-        for entry in &out.deprecations {
-            let dict = PyDict::new(py);
-            for (key, value) in entry {
-                dict.set_item(key, to_python(py, value)?)?;
-            }
-            deprecations.append(dict)?;
-        }
+        let deprecations = deprecations_to_python(py, &out.deprecations)?;
         let aliases = PyDict::new(py);
         for (alias, index) in &compiled.spec.aliases {
             aliases.set_item(alias, &compiled.spec.options[*index].name)?;
