@@ -120,6 +120,11 @@ def test_a_payload_with_bytecode_is_the_same_payload_plus_a_pyc_per_py(build, mo
     [
         ({"ansible_python_interpreter": "{{ templated }}", "ansible_connection": "local"},
          "for the controller's Python {own} (target interpreter not known)"),
+        ({"ansible_python_interpreter": "{{ ansible_playbook_python }}", "ansible_connection": "local",
+          "ansible_playbook_python": sys.executable},
+         "for the target's Python {own} (local interpreter)"),
+        ({"ansible_python_interpreter": "{{ansible_playbook_python}}", "ansible_connection": "local"},
+         "for the controller's Python {own} (target interpreter not known)"),
         ({"ansible_python_interpreter": "/usr/bin/python3", "ansible_connection": "ssh"},
          "for the controller's Python {own} (target's version not seen)"),
         ({"ansible_python_interpreter": "/usr/bin/python3", "ansible_connection": "ssh",
@@ -133,7 +138,7 @@ def test_a_payload_with_bytecode_is_the_same_payload_plus_a_pyc_per_py(build, mo
           "ansible_facts": {"discovered_interpreter_python": sys.executable}},
          "for the target's Python {own} (local interpreter)"),
     ],
-    ids=["templated", "remote-unseen", "remote-no-local-python", "remote-from-facts", "discovered"],
+    ids=["templated", "playbook-python", "playbook-python-unset", "remote-unseen", "remote-no-local-python", "remote-from-facts", "discovered"],
 )  # fmt: skip
 def test_the_version_comes_from_what_the_task_says(task_vars, choice, build, monkeypatch):
     monkeypatch.setenv("ANSIBLE_ACCEL_BYTECODE", "1")

@@ -18,7 +18,8 @@ needs the ``payload`` path active.
 
 Which version: the interpreter is the one ansible-core will use (``ansible_playbook_python``
 when the remote is local, else ``ansible_python_interpreter`` or the configured
-``interpreter_python`` when it is a plain absolute path, else the discovered interpreter).
+``interpreter_python`` when it is a plain absolute path or ``{{ ansible_playbook_python }}``,
+else the discovered interpreter).
 On a local connection that interpreter is asked (once; remembered by its file identity);
 elsewhere its version is taken from gathered facts (``ansible_facts.python``, when its
 ``executable`` is that interpreter) and compiled with a local ``pythonX.Y``.  Otherwise:
@@ -37,6 +38,7 @@ import contextvars
 import functools
 import inspect
 import os
+import re
 import shutil
 import typing as t
 import zipfile
@@ -48,6 +50,7 @@ from .._activation import Patch, Unavailable
 PATH = "bytecode"
 ENV = "ANSIBLE_ACCEL_BYTECODE"
 _TRUE = ("1", "true", "yes", "on")
+_PLAYBOOK_PYTHON = re.compile(r"\s*\{\{-?\s*ansible_playbook_python\s*-?\}\}\s*")
 _LOCAL_CONNECTIONS = ("local", "ansible.builtin.local", "ansible.legacy.local")
 
 _opted_in_by_config = False
@@ -224,6 +227,10 @@ def _interpreter(task_vars: t.Any, remote_is_local: bool) -> str | None:
     if remote_is_local:
         return _absolute(_plain(_get(task_vars, "ansible_playbook_python")))
     configured = _get(task_vars, "ansible_python_interpreter")
+    if isinstance(configured, str) and _PLAYBOOK_PYTHON.fullmatch(configured):
+        # the common way to say "the controller's own Python" (ansible-core's default for an
+        # implicit localhost): the template names one variable, whose value is read instead
+        return _absolute(_plain(_get(task_vars, "ansible_playbook_python")))
     if configured is None:
         try:
             from ansible import constants as C
