@@ -40,7 +40,7 @@ __all__ = [
 ]  # fmt: skip
 
 SHIM_ENTRY = "ansible/__init__.py"
-_FILE_PREFIX = b"ansible-accel pyc 1\n"
+_FILE_PREFIX = b"ansible-accel pyc 2\n"  # 2: unchecked hash-based headers (1: checked)
 _SERVER_SCRIPT = os.path.abspath(bytecode_compile.__file__)
 
 

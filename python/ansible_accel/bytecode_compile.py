@@ -4,8 +4,13 @@ zipimport compiles a ``.py`` entry with ``compile(source, path, 'exec', dont_inh
 after turning ``\\r\\n`` and ``\\r`` into ``\\n``.  ``compile_pyc`` does the same (at
 optimization level 0, the level of a target run without ``-O``), under a placeholder file
 name that the payload's shim replaces on the target (see ``bytecode_shim``), and wraps the
-code in a *checked hash-based* pyc header (PEP 552): zipimport loads it only when the hash of
-the ``.py`` entry beside it matches, whatever the entries' dates and the target's time zone.
+code in an *unchecked hash-based* pyc header (PEP 552): whatever the entries' dates and the
+target's time zone, zipimport loads it without reading the ``.py`` entry beside it.  Unchecked
+is safe here because a payload is one archive whose entries are final when their bytecode is
+added: each ``.pyc`` is made from the very bytes of the ``.py`` beside it (its header carries
+that source's hash), so checking again at every import (which decompresses and hashes every
+source, twice per module) would only repeat what building the payload ensured.  A target run
+with ``--check-hash-based-pycs always`` still checks, and finds the hashes equal.
 
 A source that does not compile, or that warns when compiled (an invalid escape sequence...),
 gets no bytecode: the target compiles it as before, with its own error or warning.
@@ -21,8 +26,8 @@ import sys
 import warnings
 from importlib import util as _importlib_util
 
-# Checked hash-based pyc (PEP 552): bit 0 "hash-based", bit 1 "check the source".
-CHECKED_HASH_FLAGS = 0b11
+# Hash-based pyc (PEP 552): bit 0 "hash-based"; bit 1 "check the source" is left clear.
+UNCHECKED_HASH_FLAGS = 0b01
 # co_filename of compiled code until the target's shim gives it the entry's real path.
 PLACEHOLDER_FILENAME = "<ansible-accel bytecode>"
 HELLO = b"ansible-accel bytecode server 1\n"
@@ -59,7 +64,7 @@ def compile_pyc(source):
             return False, "does not compile (%s)" % type(ex).__name__
     if caught:
         return False, "warns when compiled"
-    header = MAGIC + struct.pack("<I", CHECKED_HASH_FLAGS) + _importlib_util.source_hash(checked)
+    header = MAGIC + struct.pack("<I", UNCHECKED_HASH_FLAGS) + _importlib_util.source_hash(checked)
     return True, header + marshal.dumps(code)
 
 

@@ -1,4 +1,4 @@
-"""The compile step and its cache: zipimport's compile, a checked hash-based header, nothing
+"""The compile step and its cache: zipimport's compile, an unchecked hash-based header, nothing
 for sources that fail or warn, one compile per (content, Python version) shared through a
 private directory, never a stale or damaged answer; interpreters probed once."""
 
@@ -21,11 +21,11 @@ from .conftest import interpreter, other_versions
 SOURCE = b"def answer():\r\n    return 42\r\n"
 
 
-def test_compile_pyc_is_zipimports_compile_in_a_checked_hash_header():
+def test_compile_pyc_is_zipimports_compile_in_an_unchecked_hash_header():
     ok, pyc = bytecode_compile.compile_pyc(SOURCE)
     assert ok
     assert pyc[:4] == importlib.util.MAGIC_NUMBER
-    assert int.from_bytes(pyc[4:8], "little") == 0b11  # hash-based, checked
+    assert int.from_bytes(pyc[4:8], "little") == 0b01  # hash-based, unchecked
     assert pyc[8:16] == importlib.util.source_hash(SOURCE)  # of the raw entry, as zipimport checks
     code = marshal.loads(pyc[16:])
     expected = compile(SOURCE.replace(b"\r\n", b"\n"), bytecode_compile.PLACEHOLDER_FILENAME, "exec", dont_inherit=True)

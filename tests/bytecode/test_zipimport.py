@@ -149,6 +149,20 @@ def test_a_target_that_compiles_differently_runs_the_sources(flags, env, tmp_pat
     assert compiled == sorted(name for name, _ in SOURCES)
 
 
+def test_a_target_that_checks_every_pyc_still_loads_the_bytecode(tmp_path, cache_dir):
+    """The headers say "unchecked", but each holds its source's hash: a target told to check
+    every hash-based pyc finds them equal and loads the bytecode."""
+    from ansible_accel.bytecode import controller_compiler
+    import sys
+
+    archive = tmp_path / "ansible_main_mod_payload.zip"
+    flags = ("--check-hash-based-pycs", "always")
+    without = _probe(sys.executable, archive, SOURCES, *flags)
+    with_bytecode = _probe(sys.executable, archive, _payload(controller_compiler(), cache_dir), *flags)
+    shim_active, compiled = _observed_alike(with_bytecode, without)
+    assert shim_active and compiled == COMPILED_WITH_BYTECODE
+
+
 @pytest.mark.parametrize("version", ["3.8", "3.9", "3.10"])
 def test_older_target_pythons_found_here(version, tmp_path, cache_dir):
     """Targets older than the controller (ansible-core 2.19 to 2.22 run modules on 3.8+), when
