@@ -79,8 +79,9 @@ def run(quick: bool) -> list[Row]:
 
     size = 100_000 if quick else 1_000_000
     repeat = 3 if quick else 5
-    # Several calls per timing: a single native call right after a Python one otherwise pays
-    # much of the cyclic GC pass the Python call's allocations made due.
+    # Several calls per timing: a single short native call right after a long Python one is
+    # billed for that burst (its scheduler slice is used up and its caches refilled by other
+    # work, so whatever runs next is preempted or runs cold; the cyclic GC is off while timing).
     number = 3
     rows = []
     for count in (1, 10, 100):

@@ -69,11 +69,24 @@ pub struct NoLogPatterns {
     shortest: usize,
     /// Could some value be found in the text of a float (`repr` uses only `FLOAT_TEXT_BYTES`)?
     float_text_matchable: bool,
+    /// Could some value be found in the decimal text of an int (only `INT_TEXT_BYTES`)?
+    int_text_matchable: bool,
     strategy: Strategy,
 }
 
 /// Every byte `repr(float)` can produce: digits, sign, point, exponent, `inf`, `nan`.
 const FLOAT_TEXT_BYTES: &[u8] = b"0123456789.-+einfa";
+/// Every byte the decimal text of an int can have: digits and a minus sign.
+const INT_TEXT_BYTES: &[u8] = b"0123456789-";
+
+/// True when some value (empty ones included) is made only of `alphabet`'s bytes, so a text made
+/// of them could equal or contain it.
+fn matchable_in(empty_count: usize, ordered: &[Finder<'static>], alphabet: &[u8]) -> bool {
+    empty_count > 0
+        || ordered
+            .iter()
+            .any(|f| f.needle().iter().all(|b| alphabet.contains(b)))
+}
 
 impl NoLogPatterns {
     /// `values` in the order ansible-core applies them (sorted by length, longest first).
@@ -99,10 +112,8 @@ impl NoLogPatterns {
         exact_lengths.sort_unstable();
         exact_lengths.dedup();
         let strategy = choose_strategy(&ordered);
-        let float_text_matchable = empty_count > 0
-            || ordered
-                .iter()
-                .any(|f| f.needle().iter().all(|b| FLOAT_TEXT_BYTES.contains(b)));
+        let float_text_matchable = matchable_in(empty_count, &ordered, FLOAT_TEXT_BYTES);
+        let int_text_matchable = matchable_in(empty_count, &ordered, INT_TEXT_BYTES);
         let shortest = ordered
             .iter()
             .map(|f| f.needle().len())
@@ -115,6 +126,7 @@ impl NoLogPatterns {
             exact_lengths,
             empty_count,
             float_text_matchable,
+            int_text_matchable,
             strategy,
         }
     }
@@ -128,6 +140,11 @@ impl NoLogPatterns {
     /// be computed.
     pub fn float_text_matchable(&self) -> bool {
         self.float_text_matchable
+    }
+
+    /// `false` when no value can equal or be found in the decimal text of any int.
+    pub fn int_text_matchable(&self) -> bool {
+        self.int_text_matchable
     }
 
     /// `any(omit_me in text for omit_me in no_log_strings)`.

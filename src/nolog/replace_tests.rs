@@ -185,3 +185,12 @@ fn float_text_matchable_only_for_values_made_of_float_characters() {
     assert!(NoLogPatterns::new(["x", ""]).float_text_matchable());
     assert!(!NoLogPatterns::new(Vec::<&str>::new()).float_text_matchable());
 }
+
+#[test]
+fn int_text_matchable_only_for_values_made_of_digits_and_minus() {
+    assert!(!NoLogPatterns::new(["secret", "1.5"]).int_text_matchable());
+    assert!(NoLogPatterns::new(["secret", "42"]).int_text_matchable());
+    assert!(NoLogPatterns::new(["-"]).int_text_matchable());
+    assert!(NoLogPatterns::new(["x", ""]).int_text_matchable());
+    assert!(!NoLogPatterns::new(Vec::<&str>::new()).int_text_matchable());
+}

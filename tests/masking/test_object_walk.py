@@ -91,6 +91,13 @@ def test_tagged_text_and_keys_and_collisions():
     _both(["secret1", "123", "7"], value)
 
 
+@pytest.mark.parametrize("placeholder", ["\ud800", "x\udfff\U0001f600", "$REDACTED$"])
+def test_key_collisions_with_a_lone_surrogate_in_the_key(placeholder):
+    # The " (2)" suffix is joined as str: a key with a lone surrogate has no UTF-8 form.
+    expected, _ = _both(["abcd", "12"], {"stdout": "", "value": {"abcd": None, "12": None, "\udc80abcd": 1}}, placeholder=placeholder)
+    assert len(expected["value"]) == 3
+
+
 def _deep(levels, leaf="secret1"):
     value = leaf
     for i in range(levels):

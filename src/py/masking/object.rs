@@ -317,10 +317,14 @@ fn colliding_key<'py>(out: &Bound<'py, PyDict>, new_key: &Bound<'py, PyAny>) -> 
         Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyObject_Format(new_key.as_ptr(), std::ptr::null_mut()))?
     };
     let text = text.cast_into::<PyString>()?;
-    let text = text.to_cow()?;
     let mut suffix = 2u64;
     loop {
-        let candidate = PyString::new(py, &format!("{text} ({suffix})")).into_any();
+        // Concatenated as str (not through UTF-8): the key may hold lone surrogates.
+        let tail = PyString::new(py, &format!(" ({suffix})"));
+        // SAFETY: both are live str objects and the GIL is held; a new reference comes back.
+        let candidate = unsafe {
+            Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyUnicode_Concat(text.as_ptr(), tail.as_ptr()))?
+        };
         if !out.contains(&candidate)? {
             return Ok(candidate);
         }

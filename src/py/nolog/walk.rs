@@ -242,6 +242,9 @@ impl<'a, 'py> Walk<'a, 'py> {
         if value.is_exact_instance_of::<PyInt>() {
             // str() of an exact int that fits is its plain decimal form: no Python str needed.
             if let Ok(number) = value.extract::<i64>() {
+                if !patterns.int_text_matchable() {
+                    return Ok(value.clone()); // its digits can neither equal nor contain a value
+                }
                 let digits = number.to_string();
                 let found =
                     patterns.is_exact(digits.as_bytes()) || patterns.any_within(digits.as_bytes());
