@@ -12,6 +12,7 @@ mod compat;
 mod depth;
 mod resolve;
 mod source;
+pub mod stamps;
 mod tokens;
 mod walk;
 mod warnings;

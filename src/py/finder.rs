@@ -1,9 +1,12 @@
-//! Glue for the finder engine: `_native.scan_imports`.
+//! Glue for the finder engine: `_native.scan_imports` and `_native.FinderStamps`.
 
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::types::{PyBytes, PyFrozenSet, PyString, PyTuple};
 
+use std::path::PathBuf;
+
+use crate::finder::stamps::{Stamp, StampSet};
 use crate::finder::{self, ImportScan, NameParts, Reach, ScanOptions, Source};
 
 /// The source as ModuleDepFinder receives it, held so the GIL can be released.
@@ -95,6 +98,61 @@ fn name_set<'py>(
     PyFrozenSet::new(py, tuples.iter())
 }
 
+/// A stamp as the Python side records it: `(st_dev, st_ino, st_size, st_mtime_ns,
+/// st_ctime_ns, st_mode)` or None.
+type StampFields = Option<(u64, u64, u64, i128, i128, u32)>;
+
+/// `FinderStamps([(path, stamp), ...])`: the stamps a remembered walk depended on;
+/// `unchanged()` stats every path (without the GIL) and says whether each still has its
+/// stamp.  A stamp that does not fit the fields raises at construction (the caller then
+/// checks in Python).
+#[pyclass(module = "ansible_accel._native", frozen)]
+struct FinderStamps {
+    set: StampSet,
+}
+
+#[pymethods]
+impl FinderStamps {
+    #[new]
+    fn new(stamps: Vec<(PathBuf, StampFields)>) -> FinderStamps {
+        let expected = stamps
+            .into_iter()
+            .map(|(path, fields)| {
+                let stamp = fields.map(|(dev, ino, size, mtime_ns, ctime_ns, mode)| Stamp {
+                    dev,
+                    ino,
+                    size,
+                    mtime_ns,
+                    ctime_ns,
+                    mode,
+                });
+                (path, stamp)
+            })
+            .collect();
+        FinderStamps {
+            set: StampSet::new(expected),
+        }
+    }
+
+    /// True while every path has the stamp it was given (False on any doubt).
+    fn unchanged(&self, py: Python<'_>) -> bool {
+        let set = &self.set;
+        py.detach(|| std::panic::catch_unwind(|| set.unchanged()).unwrap_or(false))
+    }
+
+    /// The stamp of `path` as this check sees it (None when it cannot be stat'ed): for
+    /// tests, which compare it with `os.stat()`'s.
+    #[staticmethod]
+    fn stamp_of(path: PathBuf) -> StampFields {
+        finder::stamps::stamp(&path).map(|s| (s.dev, s.ino, s.size, s.mtime_ns, s.ctime_ns, s.mode))
+    }
+
+    fn __len__(&self) -> usize {
+        self.set.len()
+    }
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(scan_imports, m)?)
+    m.add_function(wrap_pyfunction!(scan_imports, m)?)?;
+    m.add_class::<FinderStamps>()
 }

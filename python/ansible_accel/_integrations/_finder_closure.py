@@ -13,6 +13,9 @@ Stamps are (device, inode, size, mtime_ns, ctime_ns, mode) and never younger tha
 seconds when remembered (see ``_finder_locate.trusted``): a rewrite of a file changes its
 ctime even when size and mtime are put back, an entry added to or removed from a searched
 directory changes the directory's.  Anything not plain is walked the full way every time.
+The stamps of a closure kept in memory are checked natively (``_native.FinderStamps``: one
+call, the stat calls without the GIL and without a Python object per path), which was most
+of a warm walk's own time.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from __future__ import annotations
 import os
 import typing as t
 
-from .. import _counters
+from .. import _counters, _native
 from ._memo import BoundedMemo
 from . import _finder_disk
 from ._finder_locate import Located, Stamp, trusted
@@ -44,6 +47,8 @@ class Closure(t.NamedTuple):
     stamps: tuple[tuple[str, Stamp], ...]
     # (collection, its routing metadata object): still the one in use
     metadata: tuple[tuple[str, t.Any], ...]
+    # the native check of ``stamps`` (None: checked in Python)
+    check: t.Any = None
 
 
 _closures: BoundedMemo[tuple, Closure] = BoundedMemo(_CACHE_LIMIT)
@@ -83,6 +88,21 @@ def set_original_guards(mc: t.Any) -> None:
     _original_guards = guards(mc)
 
 
+def native_check(stamps: tuple[tuple[str, Stamp], ...]) -> t.Any:
+    """The native check of ``stamps``, or None where one does not fit (a stamp's field out
+    of range: then ``_unchanged`` checks them)."""
+    try:
+        return _native.FinderStamps(stamps)
+    except Exception:  # noqa: BLE001 - checked in Python instead
+        return None
+
+
+def unchanged(closure: Closure) -> bool:
+    """True while every stamp the closure depended on is the same."""
+    check = closure.check
+    return check.unchanged() if check is not None else _unchanged(closure.stamps)
+
+
 def _unchanged(stamps: t.Iterable[tuple[str, Stamp]]) -> bool:
     stat = os.stat
     for path, expected in stamps:
@@ -102,7 +122,7 @@ def lookup(mc: t.Any, memo_key: tuple, metadata_of: t.Callable[[str], t.Any], sh
     process's memory, else (``shared``) from a record on disk."""
     closure = _closures.get(memo_key)
     if closure is not None:
-        if closure.guards == guards(mc) and all(metadata_of(c) is m for c, m in closure.metadata) and _unchanged(closure.stamps):
+        if closure.guards == guards(mc) and all(metadata_of(c) is m for c, m in closure.metadata) and unchanged(closure):
             _counters.extra(PATH, "closure_memo_hit")
             return closure
         _closures.drop(memo_key)
@@ -148,7 +168,7 @@ def _read_record(mc: t.Any, memo_key: tuple, metadata_of: t.Callable[[str], t.An
 
 
 def _keep(memo_key: tuple, closure: Closure) -> None:
-    _closures.put(memo_key, closure)
+    _closures.put(memo_key, closure._replace(check=native_check(closure.stamps)))
 
 
 class Recorder:
