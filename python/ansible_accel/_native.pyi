@@ -66,6 +66,16 @@ def scan_imports(
     source: bytes | str, module_fqn: str, is_pkg_init: bool, reach: str
 ) -> tuple[frozenset[tuple[str, ...]], frozenset[tuple[str, ...]], bool] | str: ...
 
+# (st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns, st_mode), or None: not there
+_Stamp = tuple[int, int, int, int, int, int] | None
+
+class FinderStamps:
+    def __init__(self, stamps: list[tuple[str | bytes, _Stamp]], /) -> None: ...
+    def unchanged(self) -> bool: ...
+    @staticmethod
+    def stamp_of(path: str | bytes) -> _Stamp: ...
+    def __len__(self) -> int: ...
+
 # --- payload (ansible_accel.payload) -------------------------------------------------------
 
 def payload_build_zip(
