@@ -12,6 +12,7 @@ import collections
 import json
 import os
 import sys
+import time
 
 from hypothesis import HealthCheck, settings
 
@@ -31,16 +32,20 @@ def fuzz_settings(share: float = 1.0, quick: int = QUICK_EXAMPLES) -> settings:
     return settings(max_examples=quick, derandomize=True, **common)
 
 
+STARTED = time.monotonic()
+
+
 def pytest_terminal_summary(terminalreporter):
     if not CASES:
         return
+    seconds = round(time.monotonic() - STARTED)
     python = f"py{sys.version_info.major}{sys.version_info.minor}"
     terminalreporter.section("fuzz cases run")
     for engine, count in sorted(CASES.items()):
         extra = dict(FALLBACKS.get(engine, {}))
-        terminalreporter.write_line(f"{python} {engine}: {count} cases" + (f"; native fallbacks: {extra}" if extra else ""))
+        terminalreporter.write_line(f"{python} {engine}: {count} cases (budget {EXAMPLES or 'quick'}, session {seconds} s)" + (f"; native fallbacks: {extra}" if extra else ""))
     report = os.environ.get("ANSIBLE_ACCEL_FUZZ_REPORT")
     if report:
         with open(report, "a", encoding="utf-8") as out:
             for engine, count in sorted(CASES.items()):
-                out.write(json.dumps({"python": python, "engine": engine, "cases": count, "fallbacks": dict(FALLBACKS.get(engine, {}))}) + "\n")
+                out.write(json.dumps({"python": python, "engine": engine, "cases": count, "budget": EXAMPLES, "session_seconds": seconds, "fallbacks": dict(FALLBACKS.get(engine, {}))}) + "\n")
