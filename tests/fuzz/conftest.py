@@ -3,7 +3,9 @@
 ``ANSIBLE_ACCEL_FUZZ_EXAMPLES=N`` (set by ``make fuzz``) runs N random cases per engine's main
 test; without it (``make test``) each test runs a small derandomized (seeded) subset.  Every
 generated case is counted per engine and the counts are printed at the end of the session (and
-appended as JSON lines to ``ANSIBLE_ACCEL_FUZZ_REPORT`` when that is set).
+appended as JSON lines to ``ANSIBLE_ACCEL_FUZZ_REPORT`` when that is set, with the budget, the
+session's seconds and pytest's exit status: 0 all passed, 1 a test failed, 2 interrupted (a
+SIGINT still reports the cases run so far)).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ def fuzz_settings(share: float = 1.0, quick: int = QUICK_EXAMPLES) -> settings:
 STARTED = time.monotonic()
 
 
-def pytest_terminal_summary(terminalreporter):
+def pytest_terminal_summary(terminalreporter, exitstatus):
     if not CASES:
         return
     seconds = round(time.monotonic() - STARTED)
@@ -48,4 +50,4 @@ def pytest_terminal_summary(terminalreporter):
     if report:
         with open(report, "a", encoding="utf-8") as out:
             for engine, count in sorted(CASES.items()):
-                out.write(json.dumps({"python": python, "engine": engine, "cases": count, "budget": EXAMPLES, "session_seconds": seconds, "fallbacks": dict(FALLBACKS.get(engine, {}))}) + "\n")
+                out.write(json.dumps({"python": python, "engine": engine, "cases": count, "budget": EXAMPLES, "session_seconds": seconds, "exitstatus": int(exitstatus), "fallbacks": dict(FALLBACKS.get(engine, {}))}) + "\n")
