@@ -21,8 +21,20 @@ from hypothesis import HealthCheck, settings
 EXAMPLES = int(os.environ.get("ANSIBLE_ACCEL_FUZZ_EXAMPLES") or 0)
 QUICK_EXAMPLES = 40
 
+STARTED = time.monotonic()
+
+
+class _Cases(collections.Counter):
+    """Cases run per engine; a long run says how far it got every 10,000 cases (on stderr)."""
+
+    def __setitem__(self, engine: str, count: int) -> None:
+        super().__setitem__(engine, count)
+        if EXAMPLES and count % 10_000 == 0:
+            print(f"[fuzz] {engine}: {count} cases, {time.monotonic() - STARTED:.0f} s", file=sys.stderr, flush=True)
+
+
 #: engine -> generated cases run, and engine -> (difference kind -> count) for counted fallbacks
-CASES: collections.Counter[str] = collections.Counter()
+CASES: collections.Counter[str] = _Cases()
 FALLBACKS: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
 
 
@@ -32,9 +44,6 @@ def fuzz_settings(share: float = 1.0, quick: int = QUICK_EXAMPLES) -> settings:
     if EXAMPLES:
         return settings(max_examples=max(1, int(EXAMPLES * share)), **common)
     return settings(max_examples=quick, derandomize=True, **common)
-
-
-STARTED = time.monotonic()
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus):
