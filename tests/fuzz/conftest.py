@@ -13,6 +13,7 @@ from __future__ import annotations
 import collections
 import json
 import os
+import signal
 import sys
 import time
 
@@ -22,6 +23,10 @@ EXAMPLES = int(os.environ.get("ANSIBLE_ACCEL_FUZZ_EXAMPLES") or 0)
 QUICK_EXAMPLES = 40
 
 STARTED = time.monotonic()
+if EXAMPLES:
+    # A long run started in the background inherits an ignored SIGINT from the shell: take it
+    # back, so that interrupting the run still reports the cases run until then.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 class _Cases(collections.Counter):
