@@ -123,20 +123,47 @@ clean:
 
 # --- hardening -------------------------------------------------------------------------------
 
-# Differential fuzzing against the installed ansible-cores (FUZZ_EXAMPLES generated cases per
-# engine's main test, per environment where it applies), the slow hostile inputs, the proptest
-# targets (PROPTEST_CASES each), then the whole Python suite once under PYTHONMALLOC=debug.
+# Differential fuzzing against the installed ansible-cores.  Each engine's full run
+# (FUZZ_EXAMPLES cases in its main test, plus its tests' shares) is on the environment whose
+# ansible-core holds the reference it is compared with (FUZZ_FULL, engine:environment, shortest
+# first); every environment then runs the other engines' fuzz tests with FUZZ_OTHER_EXAMPLES,
+# the hardening tests (their slow hostile inputs) and the real argument specs.  Then the
+# proptest targets (PROPTEST_CASES each, release) and the whole Python suite once under
+# PYTHONMALLOC=debug.  Cases run per engine: $(CACHE)/fuzz-report.jsonl.
+# One part alone: make fuzz-full FUZZ_FULL=payload:312, make fuzz-other, make fuzz-proptests...
 FUZZ_EXAMPLES ?= 100000
+FUZZ_OTHER_EXAMPLES ?= 2000
 PROPTEST_CASES ?= 20000
-.PHONY: fuzz
+FUZZ_FULL ?= payload:312 no_log:312 finder:312 masking:313 argspec:312
+FUZZ_REPORT := $(CACHE)/fuzz-report.jsonl
+FUZZ_PYTEST := -m pytest -q -p no:cacheprovider -s
+.PHONY: fuzz fuzz-proptests fuzz-full fuzz-other fuzz-malloc
 fuzz: venvs build
+	@rm -f "$(FUZZ_REPORT)"
+	@$(MAKE) --no-print-directory fuzz-proptests fuzz-full fuzz-other
+	@cat "$(FUZZ_REPORT)"
+	@$(MAKE) --no-print-directory fuzz-malloc
+
+fuzz-proptests:
 	PROPTEST_CASES=$(PROPTEST_CASES) cargo test --release --quiet proptests
-	@rm -f "$(CACHE)/fuzz-report.jsonl"; mkdir -p "$(CACHE)"
-	@for v in 311 312 313; do \
-	   echo "== fuzz on py$$v ($(FUZZ_EXAMPLES) cases per engine)"; \
-	   ANSIBLE_ACCEL_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) ANSIBLE_ACCEL_FUZZ_REPORT="$(CACHE)/fuzz-report.jsonl" \
-	     "$(VENVS)/py$$v/bin/python" -m pytest -q -p no:cacheprovider -s tests/fuzz tests/hardening \
-	     $(wildcard tests/argspec/test_real_specs.py) || exit $$?; \
+
+fuzz-full:
+	@mkdir -p "$(CACHE)"
+	@for run in $(FUZZ_FULL); do engine=$${run%:*}; v=$${run#*:}; \
+	   echo "== fuzz $$engine on py$$v ($(FUZZ_EXAMPLES) cases)"; \
+	   ANSIBLE_ACCEL_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) ANSIBLE_ACCEL_FUZZ_REPORT="$(FUZZ_REPORT)" \
+	     "$(VENVS)/py$$v/bin/python" $(FUZZ_PYTEST) tests/fuzz/test_fuzz_$$engine.py || exit $$?; \
 	 done
-	@cat "$(CACHE)/fuzz-report.jsonl"
+
+fuzz-other:
+	@mkdir -p "$(CACHE)"
+	@for v in 311 312 313; do \
+	   full=""; for run in $(FUZZ_FULL); do [ "$${run#*:}" = "$$v" ] && full="$$full --ignore=tests/fuzz/test_fuzz_$${run%:*}.py"; done; \
+	   echo "== fuzz on py$$v ($(FUZZ_OTHER_EXAMPLES) cases per engine not fuzzed in full there) and hardening"; \
+	   ANSIBLE_ACCEL_FUZZ_EXAMPLES=$(FUZZ_OTHER_EXAMPLES) ANSIBLE_ACCEL_FUZZ_REPORT="$(FUZZ_REPORT)" \
+	     "$(VENVS)/py$$v/bin/python" $(FUZZ_PYTEST) tests/fuzz tests/hardening \
+	     $(wildcard tests/argspec/test_real_specs.py) $$full || exit $$?; \
+	 done
+
+fuzz-malloc:
 	PYTHONMALLOC=debug "$(VENVS)/py313/bin/python" -m pytest -q -p no:cacheprovider tests

@@ -4,7 +4,6 @@ the same bytes, or the same exception and the same warnings."""
 
 from __future__ import annotations
 
-import io
 import warnings
 import zipfile
 
@@ -14,7 +13,7 @@ from hypothesis import strategies as st
 from ansible_accel import payload
 
 from .conftest import CASES, fuzz_settings
-from ._outcomes import assert_same_outcome, outcome
+from ._outcomes import assert_same_outcome, outcome, zipfile_reference
 
 names = st.one_of(st.text(max_size=20), st.sampled_from(["a.py", "dir/", "ansible/module_utils/x.py", "a\x00b", "é/中", "\ud800"]))
 datas = st.one_of(
@@ -28,16 +27,6 @@ dates = st.one_of(
     st.tuples(*[st.integers(-5, 70000)] * 6),
     st.tuples(*[st.integers()] * 6),
 )
-
-
-def zipfile_reference(entries, date_time, compression):
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", compression) as archive:
-        for name, data in entries:
-            info = zipfile.ZipInfo(filename=name, date_time=tuple(date_time))
-            info.compress_type = compression
-            archive.writestr(info, data)
-    return buffer.getvalue()
 
 
 def _with_warnings(fn, *args):

@@ -3,7 +3,6 @@ fallback): never a crash, a hang, or output with a secret left in."""
 
 from __future__ import annotations
 
-import io
 import os
 import pathlib
 import resource
@@ -18,6 +17,11 @@ import pytest
 from ansible_accel import _activation, _counters, finder, no_log, payload, secrets
 
 HERE = pathlib.Path(__file__).parent
+sys.path.insert(0, str(HERE.parent / "fuzz"))
+try:
+    from _outcomes import zipfile_reference  # the fuzz tests' reference archive (tests is no package)
+finally:
+    sys.path.pop(0)
 MINOR = _activation.core_minor()
 #: the slow ones (100 MB, a million secrets) run under `make fuzz` only
 SLOW = bool(os.environ.get("ANSIBLE_ACCEL_FUZZ_EXAMPLES"))
@@ -234,16 +238,6 @@ def test_module_utils_import_cycle():
 # --- payload --------------------------------------------------------------------------------
 
 
-def _zipfile(entries, date_time, compression):
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", compression) as archive:
-        for name, data in entries:
-            info = zipfile.ZipInfo(filename=name, date_time=tuple(date_time))
-            info.compress_type = compression
-            archive.writestr(info, data)
-    return buffer.getvalue()
-
-
 @pytest.mark.parametrize("entries, date_time", [
     # regressions found by tests/fuzz/test_fuzz_payload.py: a part beyond 64 bits, unused or used
     ([], (0, 0, 0, 0, 0, 9_223_372_036_854_775_808)),
@@ -263,7 +257,7 @@ def test_odd_zip_inputs_like_zipfile(entries, date_time, compression):
             except Exception as ex:  # noqa: BLE001
                 return ("raised", type(ex), str(ex)), [str(w.message) for w in caught]
 
-    assert run(payload.build_zip) == run(_zipfile)
+    assert run(payload.build_zip) == run(zipfile_reference)
 
 
 # --- argspec --------------------------------------------------------------------------------
