@@ -210,8 +210,16 @@ impl CompiledSpec {
         }
         let mut options = Vec::with_capacity(input.options.len());
         for (at, (name, fields)) in input.options.iter().enumerate() {
-            let callable = |key: &str| input.callable_fields.get(&(at, key.to_owned())).copied();
-            let given = Given { fields, sub_input: input.sub_inputs.get(&at), callable_names };
+            // Most specs have neither callables nor converted sub-specs: no key made or hashed.
+            let callable = |key: &str| match input.callable_fields.is_empty() {
+                true => None,
+                false => input.callable_fields.get(&(at, key.to_owned())).copied(),
+            };
+            let sub_input = match input.sub_inputs.is_empty() {
+                true => None,
+                false => input.sub_inputs.get(&at),
+            };
+            let given = Given { fields, sub_input, callable_names };
             options.push(compile_option(name, given, callable, depth)?);
         }
         if depth > 0 && input.source.is_none() && options.iter().any(|o| o.fallback) {
