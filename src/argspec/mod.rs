@@ -14,7 +14,7 @@ mod value;
 #[cfg(test)]
 mod proptests;
 
-pub use spec::{CompiledSpec, OptionInput, OptionSpec, SpecInput, TypeKind};
+pub use spec::{CompiledSpec, OptionInput, OptionSpec, SpecInput, TypeKind, OPTION_KEYS};
 pub use validate::{Context, ErrorKind, Outcome};
 pub use value::{Params, Value};
 

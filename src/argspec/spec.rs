@@ -107,7 +107,9 @@ pub struct OptionSpec {
     pub no_log: bool,
     /// Has a `fallback`: the caller applies ansible-core's own `set_fallbacks` first.
     pub fallback: bool,
-    pub removal: Option<Removal>,
+    /// Boxed: few options have one, and every option is smaller for it (a compiled spec's
+    /// size is memory a fresh worker pays for).
+    pub removal: Option<Box<Removal>>,
     pub deprecated_aliases: Vec<DeprecatedAlias>,
     /// `options` of a dict or list-of-dicts option.
     pub sub: Option<Box<SubOptions>>,
@@ -161,7 +163,23 @@ pub struct CompiledSpec {
     pub callable_names: Vec<String>,
     /// The glue's number for this sub-spec's Python dict (see `SpecInput::source`).
     pub source: Option<usize>,
+    /// Whether an option here or in any sub-spec has `removed_*`: without one, the listing
+    /// of deprecated parameters finds nothing and is skipped.
+    pub(super) has_removals: bool,
 }
+
+/// The option keys ansible-core reads (besides a callable `type`/`elements` and `options`,
+/// which the glue takes itself); any other key (`description`, `context`, ...) changes
+/// nothing, whatever its value, so the glue need not convert it.
+pub const OPTION_KEYS: &[&str] = &[
+    "type", "elements", "required", "no_log", "default", "choices", "aliases", "fallback",
+    "removed_in_version", "removed_at_date", "removed_from_collection", "deprecated_aliases",
+    "options", "apply_defaults", "mutually_exclusive", "required_together", "required_one_of",
+    "required_if", "required_by",
+];
+
+/// The five cross-option checks of one level, as given (see `SpecInput`).
+type Checks<'a> = [&'a Option<Value>; 5];
 
 
 /// Sub-specs deeper than this are left to ansible-core.
@@ -169,17 +187,39 @@ const MAX_NESTING: usize = 32;
 
 impl CompiledSpec {
     pub fn compile(input: &SpecInput) -> Result<CompiledSpec, Unhandled> {
-        Self::compile_at(input, 0, &input.callable_names)
+        let checks = [
+            &input.mutually_exclusive,
+            &input.required_together,
+            &input.required_one_of,
+            &input.required_if,
+            &input.required_by,
+        ];
+        Self::compile_at(input, checks, 0, &input.callable_names)
     }
 
-    fn compile_at(input: &SpecInput, depth: usize, callable_names: &[String]) -> Result<CompiledSpec, Unhandled> {
+    /// `checks`: the level's cross-option checks (a sub-spec's come from its option's keys,
+    /// so the sub-spec's input is compiled as it is, never copied).
+    fn compile_at(
+        input: &SpecInput,
+        checks: Checks<'_>,
+        depth: usize,
+        callable_names: &[String],
+    ) -> Result<CompiledSpec, Unhandled> {
         if depth > MAX_NESTING {
             return Err(Unhandled("spec: options nested too deeply"));
         }
         let mut options = Vec::with_capacity(input.options.len());
         for (at, (name, fields)) in input.options.iter().enumerate() {
-            let callable = |key: &str| input.callable_fields.get(&(at, key.to_owned())).copied();
-            let given = Given { fields, sub_input: input.sub_inputs.get(&at), callable_names };
+            // Most specs have neither callables nor converted sub-specs: no key made or hashed.
+            let callable = |key: &str| match input.callable_fields.is_empty() {
+                true => None,
+                false => input.callable_fields.get(&(at, key.to_owned())).copied(),
+            };
+            let sub_input = match input.sub_inputs.is_empty() {
+                true => None,
+                false => input.sub_inputs.get(&at),
+            };
+            let given = Given { fields, sub_input, callable_names };
             options.push(compile_option(name, given, callable, depth)?);
         }
         if depth > 0 && input.source.is_none() && options.iter().any(|o| o.fallback) {
@@ -187,17 +227,22 @@ impl CompiledSpec {
         }
         let aliases = alias_table(&options)?;
         let index = options.iter().enumerate().map(|(i, o)| (o.name.clone(), i)).collect();
+        let [mutually_exclusive, required_together, required_one_of, required_if_, required_by_] = checks;
+        let has_removals = options
+            .iter()
+            .any(|o| o.removal.is_some() || o.sub.as_ref().is_some_and(|s| s.spec.has_removals));
         Ok(CompiledSpec {
             index,
             callable_names: callable_names.to_vec(),
             source: input.source,
             aliases,
-            mutually_exclusive: term_groups(&input.mutually_exclusive)?,
-            required_together: term_groups(&input.required_together)?,
-            required_one_of: term_groups(&input.required_one_of)?,
-            required_if: required_if(&input.required_if)?,
-            required_by: required_by(&input.required_by)?,
+            mutually_exclusive: term_groups(mutually_exclusive)?,
+            required_together: term_groups(required_together)?,
+            required_one_of: term_groups(required_one_of)?,
+            required_if: required_if(required_if_)?,
+            required_by: required_by(required_by_)?,
             options,
+            has_removals,
         })
     }
 
@@ -320,8 +365,9 @@ fn sub_options(
     depth: usize,
 ) -> Result<Option<Box<SubOptions>>, Unhandled> {
     let fields = given.fields;
-    let mut input = match (given.sub_input, plain(fields, "options")?) {
-        (Some(sub), _) => sub.clone(),
+    let made;
+    let input = match (given.sub_input, plain(fields, "options")?) {
+        (Some(sub), _) => sub,
         (None, Value::None) => return Ok(None),
         (None, Value::Dict(options)) => {
             let mut input = SpecInput::default();
@@ -329,7 +375,8 @@ fn sub_options(
                 let Value::Dict(option) = option else { return Err(Unhandled("spec: option not a dict")) };
                 input.options.push((name.clone(), option.iter().map(|(k, v)| (k.clone(), Some(v.clone()))).collect()));
             }
-            input
+            made = input;
+            &made
         }
         (None, _) => return Err(Unhandled("spec: options not a dict")),
     };
@@ -338,25 +385,28 @@ fn sub_options(
         return Err(Unhandled("spec: options on an option that is not a dict"));
     }
     let check = |key: &str| plain(fields, key).map(|v| Some(v.clone()));
-    input.mutually_exclusive = check("mutually_exclusive")?;
-    input.required_together = check("required_together")?;
-    input.required_one_of = check("required_one_of")?;
-    input.required_if = check("required_if")?;
-    input.required_by = check("required_by")?;
+    let checks = [
+        check("mutually_exclusive")?,
+        check("required_together")?,
+        check("required_one_of")?,
+        check("required_if")?,
+        check("required_by")?,
+    ];
+    let [a, b, c, d, e] = &checks;
     Ok(Some(Box::new(SubOptions {
-        spec: CompiledSpec::compile_at(&input, depth + 1, given.callable_names)?,
+        spec: CompiledSpec::compile_at(input, [a, b, c, d, e], depth + 1, given.callable_names)?,
         apply_defaults: flag(plain(fields, "apply_defaults")?)?,
     })))
 }
 
-fn removal(fields: &OptionInput) -> Result<Option<Removal>, Unhandled> {
+fn removal(fields: &OptionInput) -> Result<Option<Box<Removal>>, Unhandled> {
     let collection_name = plain(fields, "removed_from_collection")?.clone();
     let date = plain(fields, "removed_at_date")?;
     let version = plain(fields, "removed_in_version")?;
     Ok(match (date, version) {
         (Value::None, Value::None) => None,
-        (Value::None, when) => Some(Removal { at_date: false, when: when.clone(), collection_name }),
-        (when, _) => Some(Removal { at_date: true, when: when.clone(), collection_name }),
+        (Value::None, when) => Some(Box::new(Removal { at_date: false, when: when.clone(), collection_name })),
+        (when, _) => Some(Box::new(Removal { at_date: true, when: when.clone(), collection_name })),
     })
 }
 

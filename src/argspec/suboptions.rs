@@ -48,7 +48,14 @@ impl CompiledSpec {
     /// `_list_deprecations`: options marked for removal that were given, sub-options named
     /// `parent["child"]`; sub-option values that are not dicts are passed over.
     pub(super) fn collect_deprecations(&self, params: &Params, prefix: &str, out: &mut Outcome) {
+        if !self.has_removals {
+            return; // nothing to find (and no error to meet: non-dicts are passed over)
+        }
         for option in &self.options {
+            let below = option.sub.as_ref().is_some_and(|s| s.spec.has_removals);
+            if option.removal.is_none() && !below {
+                continue;
+            }
             let Some(value) = params.get(&option.name) else { continue };
             let name = if prefix.is_empty() {
                 option.name.clone()

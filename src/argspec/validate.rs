@@ -164,6 +164,8 @@ impl CompiledSpec {
     ) -> Result<(), Unhandled> {
         let exclusive = checks::mutually_exclusive(&self.mutually_exclusive, params);
         out.check(ErrorKind::MutuallyExclusive, exclusive, context);
+        // Every option ends up in the dict (its value or default): room for all at once.
+        params.reserve(self.options.len().saturating_sub(params.len()));
         self.set_defaults(params, out, cx, false)?;
         let required = self.options.iter().filter(|o| o.required).map(|o| o.name.as_str());
         let missing = checks::required_arguments(required, params);

@@ -11,7 +11,7 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use crate::argspec::convert::Converted;
 use crate::argspec::{
     CompiledSpec, Context, CoreFlavor, Delegate, FallbackValues, Outcome, Params, SpecInput, TypeKind,
-    Unhandled, Value,
+    Unhandled, Value, OPTION_KEYS,
 };
 
 mod fallbacks;
@@ -138,9 +138,12 @@ fn to_value(obj: &Bound<'_, PyAny>, mode: Mode, depth: usize) -> Result<Value, U
 /// Whether a dict or list object occurs twice among the parameters: ansible-core's deepcopy
 /// keeps such sharing, and sub-option validation changes dicts in place, which the core's
 /// copies do not reproduce.
-fn shares_containers(obj: &Bound<'_, PyAny>, seen: &mut std::collections::HashSet<usize>, depth: usize) -> bool {
+fn shares_containers(obj: &Bound<'_, PyAny>, seen: &mut rustc_hash::FxHashSet<usize>, depth: usize) -> bool {
     if depth > MAX_DEPTH {
         return true; // to_value refuses it anyway
+    }
+    if obj.is_exact_instance_of::<PyString>() || obj.is_none() || obj.is_exact_instance_of::<PyInt>() || obj.is_exact_instance_of::<PyBool>() {
+        return false; // most parameters: nothing inside
     }
     let is_dict = is_exact_or_tagged(obj, Base::Dict);
     if !is_dict && !is_exact_or_tagged(obj, Base::List) {
@@ -302,6 +305,9 @@ fn options_input(
         let mut fields = crate::argspec::OptionInput::default();
         for (key, value) in option.iter() {
             let key: String = key.extract().map_err(|_| Unhandled("spec: option key not a str"))?;
+            if !OPTION_KEYS.contains(&key.as_str()) {
+                continue; // never read by ansible-core (`description`, `context`, ...)
+            }
             if (key == "type" || key == "elements") && value.is_callable() {
                 input.callable_fields.insert((at, key.clone()), kept.callables.len());
                 input.callable_names.push(callable_name(&value)?);
@@ -505,7 +511,21 @@ fn compile_sources(
     let tagged = take_saw_tagged();
     let validators = type_validators.unbind();
     let defaults = default_objects(argument_spec, &names);
-    Ok(CompiledArgSpec { spec, flavor, names, validators, callables, sub_specs, tagged, defaults })
+    let alias_map = alias_map(argument_spec.py(), &spec, &names).map_err(|_| Unhandled("spec: native compile error"))?;
+    Ok(CompiledArgSpec { spec, flavor, names, validators, callables, sub_specs, tagged, defaults, alias_map })
+}
+
+/// `ValidationResult._aliases` (alias -> option name, in spec order), made once per spec and
+/// copied for each result.
+fn alias_map(py: Python<'_>, spec: &CompiledSpec, names: &[Py<PyString>]) -> PyResult<Py<PyDict>> {
+    let map = PyDict::new(py);
+    for (alias, index) in &spec.aliases {
+        match names.get(*index) {
+            Some(name) => map.set_item(alias, name.bind(py))?,
+            None => map.set_item(alias, &spec.options[*index].name)?,
+        }
+    }
+    Ok(map.unbind())
 }
 
 /// The spec's own `default` object of each top-level option, by option index.
@@ -536,6 +556,8 @@ struct CompiledArgSpec {
     tagged: bool,
     /// The spec's `default` objects of the top-level options, by option index.
     defaults: Vec<Option<Py<PyAny>>>,
+    /// alias -> option name, for the results' `_aliases` (a copy each).
+    alias_map: Py<PyDict>,
 }
 
 impl CompiledArgSpec {

@@ -91,6 +91,55 @@ def test_env_name_that_cannot_be_encoded_raises_as_ansible_core_does():
     assert got[0] == "raised" and got == expected
 
 
+def test_env_values_are_read_on_every_call(monkeypatch):
+    """The native lookup remembers how a name is encoded, never the value found."""
+    spec = {"a": {"fallback": (env_fallback, ["ACCEL_FB_LIVE", "ACCEL_FB_LIVE_2"])}}
+    validator = arg_spec.ArgumentSpecValidator(spec)
+    seen = []
+    for step in ("one", "two", None, "three"):
+        if step is None:
+            monkeypatch.delenv("ACCEL_FB_LIVE", raising=False)
+        else:
+            monkeypatch.setenv("ACCEL_FB_LIVE", step)
+        before = native_count()
+        got = validator.validate({}).validated_parameters
+        assert native_count() == before + 1
+        assert got == ORIGINAL_VALIDATE(arg_spec.ArgumentSpecValidator(spec), {}).validated_parameters
+        seen.append(got["a"])
+    assert seen == ["one", "two", None, "three"]
+
+
+def test_replaced_environ_encodekey_is_called(monkeypatch):
+    """The native lookup remembers encoded names only for the encoder that made them."""
+    monkeypatch.setenv("ACCEL_FB_UPPER", "found under the upper-case name")
+    monkeypatch.setenv("ACCEL_FB_OTHER", "found under another name")
+    monkeypatch.delenv("accel_fb_upper", raising=False)
+    spec = {"a": {"fallback": (env_fallback, ["accel_fb_upper"])}}
+    real = os.environ.encodekey
+    for encoder, value in [
+        (None, None),
+        (lambda name: real(name.upper()), "found under the upper-case name"),
+        (lambda name: real("ACCEL_FB_OTHER"), "found under another name"),
+        (real, None),
+    ]:
+        if encoder is not None:
+            monkeypatch.setattr(os.environ, "encodekey", encoder)
+        got, expected, went_native = _both(spec, {})
+        assert got == expected and went_native
+        assert (type(value).__name__, value) in [v for _, v in got["validated"][1]]
+
+
+def test_option_keys_ansible_core_never_reads_are_not_converted():
+    """`description` and the like may hold anything (ansible-core ignores them): the spec is
+    still taken natively, with the same result."""
+    spec = {
+        "a": {"type": "int", "description": {object(), 1.5}, "context": object(), "version_added": 2.5},
+        "b": {"type": "dict", "options": {"c": {"default": "x", "description": [object()]}}, "notes": b"raw"},
+    }
+    got, expected, went_native = _both(spec, {"a": "3", "b": {}})
+    assert got == expected and went_native
+
+
 def test_replaced_environ_mapping_is_used(monkeypatch):
     monkeypatch.setattr(os, "environ", {"ACCEL_FB_DICT": "from a plain dict"})
     spec = {"a": {"fallback": (env_fallback, ["ACCEL_FB_DICT"])}}

@@ -14,7 +14,7 @@ def plan() -> list[Patch]:
         raise Unavailable(f"ansible-core's arg_spec cannot be imported: {ex}") from None
     from .. import _native, argspec
 
-    if not hasattr(_native, "argspec_compile"):
+    if not hasattr(_native, "ArgspecFastPath"):  # what argspec.fast_path() makes
         raise Unavailable("this build of the native module has no argspec engine")
     original = arg_spec.ArgumentSpecValidator.__dict__["validate"]
     set_fallbacks = argspec.make_set_fallbacks(arg_spec.set_fallbacks)

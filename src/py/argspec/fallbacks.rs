@@ -8,9 +8,12 @@
 //! replay wrapper around ansible-core's); any fallback not a tuple or list is left to that
 //! function whole, before any strategy ran.
 
+use std::collections::HashMap;
+use std::sync::Mutex;
+
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PySet, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PySet, PyString, PyTuple};
 
 use super::CompiledArgSpec;
 
@@ -32,6 +35,49 @@ pub(super) struct FallbackContext {
     pub(super) datastructure_names: Option<Py<PyAny>>,
     pub(super) os_module: Py<PyAny>,
     pub(super) environ_type: Py<PyAny>,
+    /// What `os.environ.encodekey` gave for each variable name, and that function: it is a
+    /// pure function of the name (the os module's encoder), asked once per name rather than
+    /// on every validation; another function in its place starts the table again.
+    pub(super) encoded_names: Mutex<Option<EncodedNames>>,
+}
+
+pub(super) struct EncodedNames {
+    encodekey: Py<PyAny>,
+    by_name: HashMap<String, Py<PyBytes>>,
+}
+
+/// Names remembered at most (a process's specs name a few dozen variables).
+const ENCODED_NAMES_LIMIT: usize = 1024;
+
+impl FallbackContext {
+    /// `os.environ.encodekey(name)` for an exact str `name`.
+    fn encoded_name<'py>(&self, encodekey: &Bound<'py, PyAny>, name: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let py = name.py();
+        let text = name.cast::<PyString>().ok().and_then(|n| n.to_str().ok());
+        if let Some(text) = text {
+            let table = self.encoded_names.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(table) = table.as_ref().filter(|t| t.encodekey.bind(py).is(encodekey)) {
+                if let Some(found) = table.by_name.get(text) {
+                    return Ok(found.bind(py).clone().into_any());
+                }
+            }
+        }
+        let encoded = encodekey.call1((name,))?;
+        if let (Some(text), Ok(bytes)) = (text, encoded.cast_exact::<PyBytes>()) {
+            let mut table = self.encoded_names.lock().unwrap_or_else(|p| p.into_inner());
+            let fresh = match table.as_ref() {
+                Some(t) => !t.encodekey.bind(py).is(encodekey) || t.by_name.len() >= ENCODED_NAMES_LIMIT,
+                None => true,
+            };
+            if fresh {
+                *table = Some(EncodedNames { encodekey: encodekey.clone().unbind(), by_name: HashMap::new() });
+            }
+            if let Some(table) = table.as_mut() {
+                table.by_name.insert(text.to_owned(), bytes.clone().unbind());
+            }
+        }
+        Ok(encoded)
+    }
 }
 
 /// The strategy and arguments of one fallback, read as ansible-core reads them.
@@ -162,7 +208,7 @@ fn env_lookup<'py>(cx: &FallbackContext, args: &Bound<'py, PyTuple>) -> PyResult
     let Ok(data) = data.cast_into::<PyDict>() else { return Ok(None) };
     let encode = environ.getattr(intern!(py, "encodekey"))?;
     for name in args.iter() {
-        if let Some(raw) = data.get_item(encode.call1((name,))?)? {
+        if let Some(raw) = data.get_item(cx.encoded_name(&encode, &name)?)? {
             return Ok(Some(Some(environ.getattr(intern!(py, "decodevalue"))?.call1((raw,))?)));
         }
     }

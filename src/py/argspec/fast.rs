@@ -42,8 +42,11 @@ fn argspec_take_native_count() -> u64 {
     NATIVE_CALLS.swap(0, Ordering::Relaxed)
 }
 
-/// More specs than this alive at once and the cache starts again (each entry holds its spec).
-const CACHE_LIMIT: usize = 512;
+/// More specs than this alive at once and the cache starts again.  A process meets a few
+/// specs (a module one, a worker a handful); each entry holds its spec, the snapshot and the
+/// compiled form (tens of KB for a large module spec), so a big cache is only memory that a
+/// stream of new specs keeps faulting in.
+const CACHE_LIMIT: usize = 64;
 
 /// The attributes of `ArgumentSpecValidator` a validation reads, in compile order.
 fn source_names(py: Python<'_>) -> [&Bound<'_, PyString>; 6] {
@@ -117,6 +120,7 @@ impl ArgspecFastPath {
             },
             environ_type: os_module.getattr("_Environ")?.unbind(),
             os_module: os_module.into_any().unbind(),
+            encoded_names: Default::default(),
         };
         Ok(ArgspecFastPath {
             result_class,
@@ -347,10 +351,7 @@ impl ArgspecFastPath {
             warnings.append(warning)?;
         }
         let deprecations = deprecations_to_python(py, &out.deprecations)?;
-        let aliases = PyDict::new(py);
-        for (alias, index) in &compiled.spec.aliases {
-            aliases.set_item(alias, &compiled.spec.options[*index].name)?;
-        }
+        let aliases = compiled.alias_map.bind(py).copy()?;
         let validated = super::reuse::validated(py, compiled, given, &out.params)?;
         let class = self.result_class.bind(py);
         let result = class.call_method1(intern!(py, "__new__"), (class,))?;
