@@ -2,7 +2,6 @@
 //! the core's outcome out as plain tuples; `python/ansible_accel/argspec.py` builds the
 //! `ValidationResult`.  A value the core cannot take exactly is answered with a reason str.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -466,8 +465,7 @@ impl CoreCheckers<'_, '_> {
 }
 
 fn guard<T>(what: &str, f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
-    catch_unwind(AssertUnwindSafe(f))
-        .unwrap_or_else(|_| Err(PyRuntimeError::new_err(format!("internal error in native {what}"))))
+    super::catching_panics(f, || PyRuntimeError::new_err(format!("internal error in native {what}")))
 }
 
 /// A compiled spec, or the reason (str) the spec is left to ansible-core.

@@ -5,7 +5,6 @@
 //! scans run on a snapshot of the automata with the GIL released.
 
 use std::borrow::Cow;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Mutex, MutexGuard};
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -34,8 +33,7 @@ pub(crate) fn failure(_: MaskError) -> PyErr {
 
 /// Run `f`, turning a Rust panic into an ordinary exception that carries nothing of the data.
 fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
-    catch_unwind(AssertUnwindSafe(f))
-        .unwrap_or_else(|_| Err(PyRuntimeError::new_err("secret masking failed")))
+    super::catching_panics(f, || PyRuntimeError::new_err("secret masking failed"))
 }
 
 fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {

@@ -1,7 +1,6 @@
 //! Glue for the nolog engine: the compiled no_log values, and the two structure walks (in
 //! `nolog/walk.rs`).  The `str` <-> generalized UTF-8 conversions are the masking glue's.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use pyo3::prelude::*;
 use pyo3::types::PyString;
@@ -20,8 +19,7 @@ pyo3::create_exception!(
 
 /// Run `f`, turning a Rust panic into `NoLogInternalError` (never a `PanicException`).
 pub(crate) fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
-    catch_unwind(AssertUnwindSafe(f))
-        .unwrap_or_else(|_| Err(NoLogInternalError::new_err("internal error in native no_log")))
+    super::catching_panics(f, || NoLogInternalError::new_err("internal error in native no_log"))
 }
 
 /// Strings above this size are scanned with the GIL released.
