@@ -48,13 +48,24 @@ pub fn required_together(groups: &[Vec<String>], params: &Params) -> Option<Stri
 
 pub fn required_if(entries: &[RequiredIf], params: &Params) -> Option<String> {
     entries.iter().find_map(|entry| {
-        let triggered = params.get(&entry.key).is_some_and(|v| v.py_eq(&entry.value));
+        let triggered = params
+            .get(&entry.key)
+            .is_some_and(|v| v.py_eq(&entry.value));
         let missing: Vec<&str> = if triggered {
-            entry.requirements.iter().filter(|r| one(r, params) == 0).map(String::as_str).collect()
+            entry
+                .requirements
+                .iter()
+                .filter(|r| one(r, params) == 0)
+                .map(String::as_str)
+                .collect()
         } else {
             Vec::new()
         };
-        let threshold = if entry.any { entry.requirements.len() } else { 0 };
+        let threshold = if entry.any {
+            entry.requirements.len()
+        } else {
+            0
+        };
         (!missing.is_empty() && missing.len() >= threshold).then(|| {
             format!(
                 "{} is {} but {} of the following are missing: {}",
@@ -73,10 +84,16 @@ pub fn required_by(entries: &[(String, Vec<String>)], params: &Params) -> Option
         if absent(key) {
             return None;
         }
-        let missing: Vec<&str> =
-            required.iter().map(String::as_str).filter(|r| absent(r)).collect();
+        let missing: Vec<&str> = required
+            .iter()
+            .map(String::as_str)
+            .filter(|r| absent(r))
+            .collect();
         (!missing.is_empty()).then(|| {
-            format!("missing parameter(s) required by '{key}': {}", missing.join(", "))
+            format!(
+                "missing parameter(s) required by '{key}': {}",
+                missing.join(", ")
+            )
         })
     })
 }
@@ -86,7 +103,9 @@ pub fn required_arguments<'a>(
     required: impl Iterator<Item = &'a str>,
     params: &Params,
 ) -> Option<String> {
-    let mut missing: Vec<&str> = required.filter(|name| !params.contains_key(*name)).collect();
+    let mut missing: Vec<&str> = required
+        .filter(|name| !params.contains_key(*name))
+        .collect();
     missing.sort_unstable();
     (!missing.is_empty()).then(|| format!("missing required arguments: {}", missing.join(", ")))
 }
@@ -96,11 +115,15 @@ mod tests {
     use super::*;
 
     fn params(keys: &[&str]) -> Params {
-        keys.iter().map(|k| (k.to_string(), Value::Str("x".into()))).collect()
+        keys.iter()
+            .map(|k| (k.to_string(), Value::Str("x".into())))
+            .collect()
     }
 
     fn groups(g: &[&[&str]]) -> Vec<Vec<String>> {
-        g.iter().map(|g| g.iter().map(|s| s.to_string()).collect()).collect()
+        g.iter()
+            .map(|g| g.iter().map(|s| s.to_string()).collect())
+            .collect()
     }
 
     #[test]

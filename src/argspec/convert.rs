@@ -18,9 +18,11 @@ pub fn convert(kind: TypeKind, value: &Value, flavor: &CoreFlavor) -> Converted 
         TypeKind::Dict => to_dict(value),
         TypeKind::Path => to_path(value),
         TypeKind::Raw => Ok(Ok(value.clone())),
-        TypeKind::JsonArg | TypeKind::Json | TypeKind::Bytes | TypeKind::Bits | TypeKind::Callable(_) => {
-            Err(Unhandled("value: type only ansible-core converts"))
-        }
+        TypeKind::JsonArg
+        | TypeKind::Json
+        | TypeKind::Bytes
+        | TypeKind::Bits
+        | TypeKind::Callable(_) => Err(Unhandled("value: type only ansible-core converts")),
     }
 }
 
@@ -81,7 +83,10 @@ fn to_float(value: &Value) -> Converted {
             _ => Err(Unhandled("value: str to float beyond plain decimals")),
         },
         Value::Str(_) => Err(Unhandled("value: str to float beyond plain decimals")),
-        _ => Ok(Err(format!("{} cannot be converted to a float", value.class_text()))),
+        _ => Ok(Err(format!(
+            "{} cannot be converted to a float",
+            value.class_text()
+        ))),
     }
 }
 
@@ -94,7 +99,8 @@ fn plain_decimal(s: &str) -> bool {
     };
     let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
     let digits = |p: &str| p.bytes().all(|b| b.is_ascii_digit());
-    let mantissa_ok = digits(whole) && digits(fraction) && !(whole.is_empty() && fraction.is_empty());
+    let mantissa_ok =
+        digits(whole) && digits(fraction) && !(whole.is_empty() && fraction.is_empty());
     let exponent_ok = exponent.is_none_or(|e| {
         let e = e.strip_prefix(['+', '-']).unwrap_or(e);
         !e.is_empty() && digits(e)
@@ -108,7 +114,12 @@ fn to_bool(value: &Value, flavor: &CoreFlavor) -> Converted {
         Value::Str(s) if s.is_ascii() => Value::Str(python_ascii_strip(s).to_ascii_lowercase()),
         Value::Str(_) => return Err(Unhandled("value: non-ASCII str to bool")),
         Value::Int(_) | Value::Float(_) => value.clone(),
-        _ => return Ok(Err(format!("{} cannot be converted to a bool", value.class_text()))),
+        _ => {
+            return Ok(Err(format!(
+                "{} cannot be converted to a bool",
+                value.class_text()
+            )))
+        }
     };
     let is = |set: &[&str], numbers: f64| match &normalized {
         Value::Str(s) => set.contains(&s.as_str()),
@@ -133,16 +144,26 @@ fn to_bool(value: &Value, flavor: &CoreFlavor) -> Converted {
 
 /// `str.strip()` for an ASCII string (Python also strips \x1c-\x1f).
 fn python_ascii_strip(s: &str) -> &str {
-    s.trim_matches(|c: char| matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c' | '\x1c'..='\x1f'))
+    s.trim_matches(|c: char| {
+        matches!(
+            c,
+            ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c' | '\x1c'..='\x1f'
+        )
+    })
 }
 
 fn to_list(value: &Value) -> Converted {
     match value {
         Value::List(_) => Ok(Ok(value.clone())),
-        Value::Str(s) => Ok(Ok(Value::List(s.split(',').map(|p| Value::Str(p.into())).collect()))),
+        Value::Str(s) => Ok(Ok(Value::List(
+            s.split(',').map(|p| Value::Str(p.into())).collect(),
+        ))),
         Value::Int(_) | Value::Bool(_) => Ok(to_str(value)?.map(|text| Value::List(vec![text]))),
         Value::Float(_) => Err(Unhandled("value: list from float")),
-        _ => Ok(Err(format!("{} cannot be converted to a list", value.class_text()))),
+        _ => Ok(Err(format!(
+            "{} cannot be converted to a list",
+            value.class_text()
+        ))),
     }
 }
 
@@ -151,8 +172,13 @@ fn to_dict(value: &Value) -> Converted {
         Value::Dict(_) => Ok(Ok(value.clone())),
         Value::Str(s) if s.starts_with('{') => Err(Unhandled("value: dict from JSON text")),
         Value::Str(s) if s.contains('=') => Ok(key_value_text(s)),
-        Value::Str(_) => Ok(Err("dictionary requested, could not parse JSON or key=value".into())),
-        _ => Ok(Err(format!("{} cannot be converted to a dict", value.class_text()))),
+        Value::Str(_) => Ok(Err(
+            "dictionary requested, could not parse JSON or key=value".into(),
+        )),
+        _ => Ok(Err(format!(
+            "{} cannot be converted to a dict",
+            value.class_text()
+        ))),
     }
 }
 
@@ -186,7 +212,9 @@ fn key_value_text(text: &str) -> Result<Value, String> {
     let mut dict = Params::default();
     for f in fields {
         let Some((key, val)) = f.split_once('=') else {
-            return Err("unable to evaluate string in the \"key=value\" format as dictionary".into());
+            return Err(
+                "unable to evaluate string in the \"key=value\" format as dictionary".into(),
+            );
         };
         dict.insert(key.to_owned(), Value::Str(val.to_owned()));
     }
@@ -214,8 +242,14 @@ mod tests {
     fn str_and_list_conversions() {
         assert_eq!(ok(TypeKind::Str, Value::Int(5)), s("5"));
         assert_eq!(ok(TypeKind::Str, Value::None), s(""));
-        assert_eq!(ok(TypeKind::List, s("a,b")), Value::List(vec![s("a"), s("b")]));
-        assert_eq!(ok(TypeKind::List, Value::Bool(true)), Value::List(vec![s("True")]));
+        assert_eq!(
+            ok(TypeKind::List, s("a,b")),
+            Value::List(vec![s("a"), s("b")])
+        );
+        assert_eq!(
+            ok(TypeKind::List, Value::Bool(true)),
+            Value::List(vec![s("True")])
+        );
         assert!(convert(TypeKind::Str, &Value::Float(1.5), &CoreFlavor::default()).is_err());
     }
 
@@ -236,7 +270,9 @@ mod tests {
         assert_eq!(ok(TypeKind::Bool, s(" YES ")), Value::Bool(true));
         assert_eq!(ok(TypeKind::Bool, Value::Int(0)), Value::Bool(false));
         let err = convert(TypeKind::Bool, &Value::Int(2), &CoreFlavor::default()).unwrap();
-        assert!(err.unwrap_err().starts_with("The value '2' is not a valid boolean"));
+        assert!(err
+            .unwrap_err()
+            .starts_with("The value '2' is not a valid boolean"));
     }
 
     #[test]

@@ -7,12 +7,12 @@
 
 mod checks;
 pub mod convert;
+#[cfg(test)]
+mod proptests;
 mod spec;
 mod suboptions;
 mod validate;
 mod value;
-#[cfg(test)]
-mod proptests;
 
 pub use spec::{CompiledSpec, OptionInput, OptionSpec, SpecInput, TypeKind, OPTION_KEYS};
 pub use validate::{Context, ErrorKind, Outcome};
@@ -30,7 +30,13 @@ pub trait Delegate {
 
     /// `convert` for the value of a top-level option (not an element) named `name`: the
     /// glue can hand a callable the very object the caller gave.
-    fn convert_option(&self, kind: TypeKind, value: &Value, why: Unhandled, _name: &str) -> convert::Converted {
+    fn convert_option(
+        &self,
+        kind: TypeKind,
+        value: &Value,
+        why: Unhandled,
+        _name: &str,
+    ) -> convert::Converted {
         self.convert(kind, value, why)
     }
 

@@ -7,7 +7,10 @@ use super::{CompiledSpec, Context, CoreFlavor, NoDelegate, OptionInput, Params, 
 const NAMES: [&str; 5] = ["a", "b", "name", "state", "x"];
 
 fn name() -> impl Strategy<Value = String> {
-    prop_oneof![proptest::sample::select(&NAMES[..]).prop_map(str::to_string), "[a-z]{0,3}"]
+    prop_oneof![
+        proptest::sample::select(&NAMES[..]).prop_map(str::to_string),
+        "[a-z]{0,3}"
+    ]
 }
 
 fn value() -> impl Strategy<Value = Value> {
@@ -18,9 +21,18 @@ fn value() -> impl Strategy<Value = Value> {
         any::<f64>().prop_map(Value::Float),
         prop_oneof![
             name(),
-            Just("str".into()), Just("int".into()), Just("list".into()), Just("dict".into()),
-            Just("bool".into()), Just("raw".into()), Just("path".into()), Just("bits".into()),
-            Just("jsonarg".into()), Just("float".into()), Just("1k".into()), Just("1,2".into()),
+            Just("str".into()),
+            Just("int".into()),
+            Just("list".into()),
+            Just("dict".into()),
+            Just("bool".into()),
+            Just("raw".into()),
+            Just("path".into()),
+            Just("bits".into()),
+            Just("jsonarg".into()),
+            Just("float".into()),
+            Just("1k".into()),
+            Just("1,2".into()),
         ]
         .prop_map(Value::Str),
     ];
@@ -34,13 +46,29 @@ fn value() -> impl Strategy<Value = Value> {
 }
 
 const KEYS: [&str; 16] = [
-    "type", "elements", "required", "default", "choices", "aliases", "no_log", "options",
-    "apply_defaults", "deprecated_aliases", "removed_in_version", "removed_at_date",
-    "removed_from_collection", "fallback", "mutually_exclusive", "required_if",
+    "type",
+    "elements",
+    "required",
+    "default",
+    "choices",
+    "aliases",
+    "no_log",
+    "options",
+    "apply_defaults",
+    "deprecated_aliases",
+    "removed_in_version",
+    "removed_at_date",
+    "removed_from_collection",
+    "fallback",
+    "mutually_exclusive",
+    "required_if",
 ];
 
 fn option() -> impl Strategy<Value = OptionInput> {
-    let key = prop_oneof![proptest::sample::select(&KEYS[..]).prop_map(str::to_string), "[a-z_]{1,6}"];
+    let key = prop_oneof![
+        proptest::sample::select(&KEYS[..]).prop_map(str::to_string),
+        "[a-z_]{1,6}"
+    ];
     proptest::collection::vec((key, proptest::option::weighted(0.95, value())), 0..5)
         .prop_map(|fields| fields.into_iter().collect())
 }
@@ -49,7 +77,13 @@ fn spec_input() -> impl Strategy<Value = SpecInput> {
     let check = proptest::option::weighted(0.9, prop_oneof![Just(Value::None), value()]);
     (
         proptest::collection::vec((name(), option()), 0..5),
-        [check.clone(), check.clone(), check.clone(), check.clone(), check],
+        [
+            check.clone(),
+            check.clone(),
+            check.clone(),
+            check.clone(),
+            check,
+        ],
     )
         .prop_map(|(options, [me, rt, roo, ri, rb])| SpecInput {
             options,

@@ -172,15 +172,29 @@ pub struct CompiledSpec {
 /// which the glue takes itself); any other key (`description`, `context`, ...) changes
 /// nothing, whatever its value, so the glue need not convert it.
 pub const OPTION_KEYS: &[&str] = &[
-    "type", "elements", "required", "no_log", "default", "choices", "aliases", "fallback",
-    "removed_in_version", "removed_at_date", "removed_from_collection", "deprecated_aliases",
-    "options", "apply_defaults", "mutually_exclusive", "required_together", "required_one_of",
-    "required_if", "required_by",
+    "type",
+    "elements",
+    "required",
+    "no_log",
+    "default",
+    "choices",
+    "aliases",
+    "fallback",
+    "removed_in_version",
+    "removed_at_date",
+    "removed_from_collection",
+    "deprecated_aliases",
+    "options",
+    "apply_defaults",
+    "mutually_exclusive",
+    "required_together",
+    "required_one_of",
+    "required_if",
+    "required_by",
 ];
 
 /// The five cross-option checks of one level, as given (see `SpecInput`).
 type Checks<'a> = [&'a Option<Value>; 5];
-
 
 /// Sub-specs deeper than this are left to ansible-core.
 const MAX_NESTING: usize = 32;
@@ -219,15 +233,24 @@ impl CompiledSpec {
                 true => None,
                 false => input.sub_inputs.get(&at),
             };
-            let given = Given { fields, sub_input, callable_names };
+            let given = Given {
+                fields,
+                sub_input,
+                callable_names,
+            };
             options.push(compile_option(name, given, callable, depth)?);
         }
         if depth > 0 && input.source.is_none() && options.iter().any(|o| o.fallback) {
             return Err(Unhandled("spec: fallback inside options"));
         }
         let aliases = alias_table(&options)?;
-        let index = options.iter().enumerate().map(|(i, o)| (o.name.clone(), i)).collect();
-        let [mutually_exclusive, required_together, required_one_of, required_if_, required_by_] = checks;
+        let index = options
+            .iter()
+            .enumerate()
+            .map(|(i, o)| (o.name.clone(), i))
+            .collect();
+        let [mutually_exclusive, required_together, required_one_of, required_if_, required_by_] =
+            checks;
         let has_removals = options
             .iter()
             .any(|o| o.removal.is_some() || o.sub.as_ref().is_some_and(|s| s.spec.has_removals));
@@ -372,15 +395,24 @@ fn sub_options(
         (None, Value::Dict(options)) => {
             let mut input = SpecInput::default();
             for (name, option) in options {
-                let Value::Dict(option) = option else { return Err(Unhandled("spec: option not a dict")) };
-                input.options.push((name.clone(), option.iter().map(|(k, v)| (k.clone(), Some(v.clone()))).collect()));
+                let Value::Dict(option) = option else {
+                    return Err(Unhandled("spec: option not a dict"));
+                };
+                input.options.push((
+                    name.clone(),
+                    option
+                        .iter()
+                        .map(|(k, v)| (k.clone(), Some(v.clone())))
+                        .collect(),
+                ));
             }
             made = input;
             &made
         }
         (None, _) => return Err(Unhandled("spec: options not a dict")),
     };
-    let holds_dicts = kind == TypeKind::Dict || (kind == TypeKind::List && elements == Some(TypeKind::Dict));
+    let holds_dicts =
+        kind == TypeKind::Dict || (kind == TypeKind::List && elements == Some(TypeKind::Dict));
     if !holds_dicts {
         return Err(Unhandled("spec: options on an option that is not a dict"));
     }
@@ -405,8 +437,16 @@ fn removal(fields: &OptionInput) -> Result<Option<Box<Removal>>, Unhandled> {
     let version = plain(fields, "removed_in_version")?;
     Ok(match (date, version) {
         (Value::None, Value::None) => None,
-        (Value::None, when) => Some(Box::new(Removal { at_date: false, when: when.clone(), collection_name })),
-        (when, _) => Some(Box::new(Removal { at_date: true, when: when.clone(), collection_name })),
+        (Value::None, when) => Some(Box::new(Removal {
+            at_date: false,
+            when: when.clone(),
+            collection_name,
+        })),
+        (when, _) => Some(Box::new(Removal {
+            at_date: true,
+            when: when.clone(),
+            collection_name,
+        })),
     })
 }
 
@@ -420,8 +460,12 @@ fn deprecated_aliases(v: &Value) -> Result<Vec<DeprecatedAlias>, Unhandled> {
     entries
         .iter()
         .map(|entry| {
-            let Value::Dict(d) = entry else { return Err(Unhandled(REASON)) };
-            let Some(Value::Str(name)) = d.get("name") else { return Err(Unhandled(REASON)) };
+            let Value::Dict(d) = entry else {
+                return Err(Unhandled(REASON));
+            };
+            let Some(Value::Str(name)) = d.get("name") else {
+                return Err(Unhandled(REASON));
+            };
             let get = |k: &str| d.get(k).cloned().unwrap_or(Value::None);
             Ok(DeprecatedAlias {
                 name: name.clone(),
@@ -438,7 +482,10 @@ fn choices(v: &Value) -> Result<Option<Vec<Value>>, Unhandled> {
         Value::None => Ok(None),
         Value::List(items) => {
             let printable = items.iter().all(|c| {
-                matches!(c, Value::None | Value::Bool(_) | Value::Int(_) | Value::Str(_))
+                matches!(
+                    c,
+                    Value::None | Value::Bool(_) | Value::Int(_) | Value::Str(_)
+                )
             });
             if printable {
                 Ok(Some(items.clone()))
@@ -492,7 +539,8 @@ fn alias_table(options: &[OptionSpec]) -> Result<Vec<(String, usize)>, Unhandled
 }
 
 fn present(v: &Option<Value>) -> Result<&Value, Unhandled> {
-    v.as_ref().ok_or(Unhandled("spec: check that is not plain data"))
+    v.as_ref()
+        .ok_or(Unhandled("spec: check that is not plain data"))
 }
 
 fn term_groups(v: &Option<Value>) -> Result<Vec<Vec<String>>, Unhandled> {
@@ -520,13 +568,17 @@ fn required_if(v: &Option<Value>) -> Result<Vec<RequiredIf>, Unhandled> {
     entries
         .iter()
         .map(|entry| {
-            let Value::List(parts) = entry else { return Err(Unhandled(REASON)) };
+            let Value::List(parts) = entry else {
+                return Err(Unhandled(REASON));
+            };
             let (key, value, reqs, any) = match parts.as_slice() {
                 [k, v, r] => (k, v, r, false),
                 [k, v, r, Value::Bool(any)] => (k, v, r, *any),
                 _ => return Err(Unhandled(REASON)),
             };
-            let Value::Str(key) = key else { return Err(Unhandled(REASON)) };
+            let Value::Str(key) = key else {
+                return Err(Unhandled(REASON));
+            };
             if value.scalar_text().is_none() || !matches!(reqs, Value::List(_)) {
                 return Err(Unhandled(REASON));
             }

@@ -27,7 +27,11 @@ fn sub_dicts(value: &Value) -> Result<Vec<&Params>, Unhandled> {
 impl CompiledSpec {
     /// `_list_no_log_values`: no_log option values, sub-options included (as given: their
     /// aliases are not resolved yet).
-    pub(super) fn collect_no_log(&self, params: &Params, out: &mut Outcome) -> Result<(), Unhandled> {
+    pub(super) fn collect_no_log(
+        &self,
+        params: &Params,
+        out: &mut Outcome,
+    ) -> Result<(), Unhandled> {
         for option in &self.options {
             let value = params.get(&option.name);
             if option.no_log {
@@ -35,7 +39,9 @@ impl CompiledSpec {
                     secret_strings(value, &mut out.no_log_values)?;
                 }
             }
-            let (Some(sub), Some(value)) = (&option.sub, value) else { continue };
+            let (Some(sub), Some(value)) = (&option.sub, value) else {
+                continue;
+            };
             if *value != Value::None {
                 for dict in sub_dicts(value)? {
                     sub.spec.collect_no_log(dict, out)?;
@@ -56,7 +62,9 @@ impl CompiledSpec {
             if option.removal.is_none() && !below {
                 continue;
             }
-            let Some(value) = params.get(&option.name) else { continue };
+            let Some(value) = params.get(&option.name) else {
+                continue;
+            };
             let name = if prefix.is_empty() {
                 option.name.clone()
             } else {
@@ -72,10 +80,13 @@ impl CompiledSpec {
             let Some(sub) = &option.sub else { continue };
             let dicts: Vec<&Params> = match value {
                 Value::Dict(d) => vec![d],
-                Value::List(items) => items.iter().filter_map(|i| match i {
-                    Value::Dict(d) => Some(d),
-                    _ => None,
-                }).collect(),
+                Value::List(items) => items
+                    .iter()
+                    .filter_map(|i| match i {
+                        Value::Dict(d) => Some(d),
+                        _ => None,
+                    })
+                    .collect(),
                 _ => Vec::new(),
             };
             for dict in dicts {
@@ -118,14 +129,19 @@ impl CompiledSpec {
                 _ => return Err(NOT_A_DICT),
             };
             for (index, dict) in dicts.into_iter().enumerate() {
-                let at = if listed { format!("[{index}]") } else { String::new() };
+                let at = if listed {
+                    format!("[{index}]")
+                } else {
+                    String::new()
+                };
                 let new_prefix = format!("{prefix}{}{at}.", option.name);
                 if let (Some(source), true) = (sub.spec.source, sub.spec.has_fallbacks()) {
                     let (added, secrets) = cx.delegate.fallbacks(source, dict)?;
                     dict.extend(added);
                     out.no_log_values.extend(secrets);
                 }
-                sub.spec.validate_sub_level(dict, cx, &new_prefix, context, out, deferred)?;
+                sub.spec
+                    .validate_sub_level(dict, cx, &new_prefix, context, out, deferred)?;
             }
             context.pop();
         }
@@ -149,10 +165,15 @@ impl CompiledSpec {
         }
         let (both, shared) = self.resolve_aliases(params);
         for (option, alias) in both {
-            out.warnings_to_emit.push(format!("Both option {prefix}{option} and its alias {prefix}{alias} are set."));
+            out.warnings_to_emit.push(format!(
+                "Both option {prefix}{option} and its alias {prefix}{alias} are set."
+            ));
         }
         for alias in found_deprecated {
-            deferred.push(super::validate::alias_deprecation(&format!("{prefix}{}", alias.name), alias));
+            deferred.push(super::validate::alias_deprecation(
+                &format!("{prefix}{}", alias.name),
+                alias,
+            ));
         }
         self.collect_no_log(params, out)?;
         self.collect_unsupported(params, context, out);

@@ -3,10 +3,10 @@
 
 use super::checks;
 use super::convert::convert;
-use super::spec::{CompiledSpec, OptionSpec};
-use super::value::{Params, Value};
 use super::convert::Converted;
 use super::spec::TypeKind;
+use super::spec::{CompiledSpec, OptionSpec};
+use super::value::{Params, Value};
 use super::{CoreFlavor, Delegate, Unhandled};
 
 /// What validation needs besides the spec: version differences and the delegate.
@@ -14,7 +14,6 @@ pub struct Context<'a> {
     pub flavor: &'a CoreFlavor,
     pub delegate: &'a dyn Delegate,
 }
-
 
 impl Context<'_> {
     fn convert(&self, kind: TypeKind, value: &Value) -> Converted {
@@ -24,7 +23,13 @@ impl Context<'_> {
         }
     }
 
-    fn convert_option(&self, kind: TypeKind, value: &Value, name: &str, top_level: bool) -> Converted {
+    fn convert_option(
+        &self,
+        kind: TypeKind,
+        value: &Value,
+        name: &str,
+        top_level: bool,
+    ) -> Converted {
         match convert(kind, value, self.flavor) {
             Err(why) if top_level => self.delegate.convert_option(kind, value, why, name),
             Err(why) => self.delegate.convert(kind, value, why),
@@ -121,9 +126,17 @@ fn in_context(message: String, context: &[String]) -> String {
     }
 }
 
-pub(super) fn alias_deprecation(name: &str, alias: &super::spec::DeprecatedAlias) -> Vec<(&'static str, Value)> {
+pub(super) fn alias_deprecation(
+    name: &str,
+    alias: &super::spec::DeprecatedAlias,
+) -> Vec<(&'static str, Value)> {
     vec![
-        ("msg", Value::Str(format!("Alias '{name}' is deprecated. See the module docs for more information"))),
+        (
+            "msg",
+            Value::Str(format!(
+                "Alias '{name}' is deprecated. See the module docs for more information"
+            )),
+        ),
         ("version", alias.version.clone()),
         ("date", alias.date.clone()),
         ("collection_name", alias.collection_name.clone()),
@@ -146,7 +159,14 @@ impl CompiledSpec {
         self.collect_unsupported(&params, &[], &mut out);
         self.check_level(&mut params, cx, &[], &mut out)?;
         let mut deferred = Vec::new();
-        self.validate_sub_options(&mut params, cx, "", &mut Vec::new(), &mut out, &mut deferred)?;
+        self.validate_sub_options(
+            &mut params,
+            cx,
+            "",
+            &mut Vec::new(),
+            &mut out,
+            &mut deferred,
+        )?;
         self.share_alias_values(&mut params, shared)?;
         out.deprecations.extend(deferred);
         out.params = params;
@@ -167,7 +187,11 @@ impl CompiledSpec {
         // Every option ends up in the dict (its value or default): room for all at once.
         params.reserve(self.options.len().saturating_sub(params.len()));
         self.set_defaults(params, out, cx, false)?;
-        let required = self.options.iter().filter(|o| o.required).map(|o| o.name.as_str());
+        let required = self
+            .options
+            .iter()
+            .filter(|o| o.required)
+            .map(|o| o.name.as_str());
         let missing = checks::required_arguments(required, params);
         out.check(ErrorKind::Required, missing, context);
         for option in &self.options {
@@ -178,10 +202,22 @@ impl CompiledSpec {
         }
         let p = &*params;
         let found = [
-            (ErrorKind::RequiredTogether, checks::required_together(&self.required_together, p)),
-            (ErrorKind::RequiredOneOf, checks::required_one_of(&self.required_one_of, p)),
-            (ErrorKind::RequiredIf, checks::required_if(&self.required_if, p)),
-            (ErrorKind::RequiredBy, checks::required_by(&self.required_by, p)),
+            (
+                ErrorKind::RequiredTogether,
+                checks::required_together(&self.required_together, p),
+            ),
+            (
+                ErrorKind::RequiredOneOf,
+                checks::required_one_of(&self.required_one_of, p),
+            ),
+            (
+                ErrorKind::RequiredIf,
+                checks::required_if(&self.required_if, p),
+            ),
+            (
+                ErrorKind::RequiredBy,
+                checks::required_by(&self.required_by, p),
+            ),
         ];
         for (kind, message) in found {
             out.check(kind, message, context);
@@ -190,7 +226,12 @@ impl CompiledSpec {
     }
 
     /// Keys of `params` that are neither options nor aliases.
-    pub(super) fn collect_unsupported(&self, params: &Params, context: &[String], out: &mut Outcome) {
+    pub(super) fn collect_unsupported(
+        &self,
+        params: &Params,
+        context: &[String],
+        out: &mut Outcome,
+    ) {
         let paths: Vec<Vec<String>> = params
             .keys()
             .filter(|k| !self.is_legal(k))
@@ -203,14 +244,21 @@ impl CompiledSpec {
                 .iter()
                 .map(|(a, i)| (a.clone(), self.options[*i].name.clone()))
                 .collect();
-            out.unsupported.push(UnsupportedGroup { paths, supported, aliases });
+            out.unsupported.push(UnsupportedGroup {
+                paths,
+                supported,
+                aliases,
+            });
         }
     }
 
     /// Copy each alias's value to its option (the alias key stays, as in ansible-core);
     /// (option, alias) for each option given under both names, and the aliases whose value
     /// ansible-core would share with a sub-options option (see `share_alias_values`).
-    pub(super) fn resolve_aliases(&self, params: &mut Params) -> (Vec<(String, String)>, Vec<SharedAlias>) {
+    pub(super) fn resolve_aliases(
+        &self,
+        params: &mut Params,
+    ) -> (Vec<(String, String)>, Vec<SharedAlias>) {
         let mut both = Vec::new();
         let mut shared = Vec::new();
         for (index, option) in self.options.iter().enumerate() {
@@ -221,7 +269,11 @@ impl CompiledSpec {
                         both.push((option.name.clone(), alias.clone()));
                     }
                     if option.sub.is_some() && matches!(value, Value::Dict(_) | Value::List(_)) {
-                        last = Some(SharedAlias { option: index, alias: alias.clone(), given: value.clone() });
+                        last = Some(SharedAlias {
+                            option: index,
+                            alias: alias.clone(),
+                            given: value.clone(),
+                        });
                     } else {
                         last = None;
                     }
@@ -235,17 +287,30 @@ impl CompiledSpec {
 
     /// In ansible-core an alias and its option hold the same dict/list object, and sub-option
     /// validation changes the dicts in place, so the alias key ends up showing them too.
-    pub(super) fn share_alias_values(&self, params: &mut Params, shared: Vec<SharedAlias>) -> Result<(), Unhandled> {
-        for SharedAlias { option, alias, given } in shared {
+    pub(super) fn share_alias_values(
+        &self,
+        params: &mut Params,
+        shared: Vec<SharedAlias>,
+    ) -> Result<(), Unhandled> {
+        for SharedAlias {
+            option,
+            alias,
+            given,
+        } in shared
+        {
             let option = &self.options[option];
-            let Some(now) = params.get(&option.name).cloned() else { continue };
+            let Some(now) = params.get(&option.name).cloned() else {
+                continue;
+            };
             let seen = match (option.kind, given) {
                 (_, Value::Dict(_)) => now,
                 (TypeKind::Dict, Value::List(_)) => now,
                 (_, Value::List(items)) => {
                     // The option got a new list (its elements checked one by one) holding the
                     // same dicts; other elements failed the check and stay only in the alias.
-                    let Value::List(converted) = now else { return Err(ALIASED) };
+                    let Value::List(converted) = now else {
+                        return Err(ALIASED);
+                    };
                     let mut converted = converted.into_iter();
                     let mut seen = Vec::with_capacity(items.len());
                     for item in items {
@@ -265,7 +330,13 @@ impl CompiledSpec {
     }
 
     /// Options not given get their default: first only the non-None ones, at the end all.
-    fn set_defaults(&self, params: &mut Params, out: &mut Outcome, cx: &Context<'_>, all: bool) -> Result<(), Unhandled> {
+    fn set_defaults(
+        &self,
+        params: &mut Params,
+        out: &mut Outcome,
+        cx: &Context<'_>,
+        all: bool,
+    ) -> Result<(), Unhandled> {
         for option in &self.options {
             if params.contains_key(&option.name) || !(all || option.default != Value::None) {
                 continue;
@@ -273,8 +344,14 @@ impl CompiledSpec {
             if option.no_log && option.default.truthy() {
                 match &option.default {
                     Value::Str(s) => out.no_log_values.push(s.clone()),
-                    _ if cx.flavor.no_log_default_strings => secret_strings(&option.default, &mut out.no_log_values)?,
-                    _ => return Err(Unhandled("value: no_log default that is not a str (before 2.22)")),
+                    _ if cx.flavor.no_log_default_strings => {
+                        secret_strings(&option.default, &mut out.no_log_values)?
+                    }
+                    _ => {
+                        return Err(Unhandled(
+                            "value: no_log default that is not a str (before 2.22)",
+                        ))
+                    }
                 }
             }
             params.insert(option.name.clone(), option.default.clone());
@@ -290,7 +367,9 @@ impl CompiledSpec {
         cx: &Context<'_>,
         context: &[String],
     ) -> Result<(), Unhandled> {
-        let Some(value) = params.get(&option.name) else { return Ok(()) };
+        let Some(value) = params.get(&option.name) else {
+            return Ok(());
+        };
         if *value == Value::None && !option.required && option.default == Value::None {
             return Ok(());
         }
@@ -301,20 +380,21 @@ impl CompiledSpec {
                 format!(" found in {quote}{}{quote}{stop}", context.join(" -> "))
             }
         };
-        let converted = match cx.convert_option(option.kind, value, &option.name, context.is_empty())? {
-            Ok(converted) => converted,
-            Err(reason) => {
-                let message = format!(
+        let converted =
+            match cx.convert_option(option.kind, value, &option.name, context.is_empty())? {
+                Ok(converted) => converted,
+                Err(reason) => {
+                    let message = format!(
                     "argument '{}' is of type {}{} and we were unable to convert to {}: {reason}",
                     option.name,
                     value.type_name(),
                     found_in("'", "."),
                     self.type_name(option.kind)
                 );
-                out.errors.push((ErrorKind::ArgumentType, message));
-                return Ok(());
-            }
-        };
+                    out.errors.push((ErrorKind::ArgumentType, message));
+                    return Ok(());
+                }
+            };
         let converted = match (option.elements, converted) {
             (Some(kind), Value::List(items)) => {
                 let mut kept = Vec::with_capacity(items.len());
@@ -348,7 +428,9 @@ fn contains(choices: &[Value], value: &Value) -> bool {
 }
 
 fn text_of(value: &Value) -> Result<String, Unhandled> {
-    value.scalar_text().ok_or(Unhandled("value: choice error showing a float or container"))
+    value.scalar_text().ok_or(Unhandled(
+        "value: choice error showing a float or container",
+    ))
 }
 
 fn check_choices(
@@ -361,19 +443,27 @@ fn check_choices(
         return Ok(());
     };
     let choices_text = || -> Result<String, Unhandled> {
-        Ok(choices.iter().map(text_of).collect::<Result<Vec<_>, _>>()?.join(", "))
+        Ok(choices
+            .iter()
+            .map(text_of)
+            .collect::<Result<Vec<_>, _>>()?
+            .join(", "))
     };
     if let Value::List(items) = value {
         let diff: Vec<&Value> = items.iter().filter(|i| !contains(choices, i)).collect();
         if !diff.is_empty() {
-            let diff_text = diff.into_iter().map(text_of).collect::<Result<Vec<_>, _>>()?;
+            let diff_text = diff
+                .into_iter()
+                .map(text_of)
+                .collect::<Result<Vec<_>, _>>()?;
             let message = format!(
                 "value of {} must be one or more of: {}. Got no match for: {}",
                 option.name,
                 choices_text()?,
                 diff_text.join(", ")
             );
-            out.errors.push((ErrorKind::ArgumentValue, in_context(message, context)));
+            out.errors
+                .push((ErrorKind::ArgumentValue, in_context(message, context)));
         }
         return Ok(());
     }
@@ -397,7 +487,8 @@ fn check_choices(
             choices_text()?,
             text_of(&value)?
         );
-        out.errors.push((ErrorKind::ArgumentValue, in_context(message, context)));
+        out.errors
+            .push((ErrorKind::ArgumentValue, in_context(message, context)));
     }
     Ok(())
 }
@@ -411,7 +502,9 @@ fn single_boolean_choice(choices: &[Value], set: &[&str]) -> Result<Option<Value
     let mut found: Vec<&str> = Vec::new();
     for choice in choices {
         match choice {
-            Value::Str(s) if set.contains(&s.as_str()) && !found.contains(&s.as_str()) => found.push(s),
+            Value::Str(s) if set.contains(&s.as_str()) && !found.contains(&s.as_str()) => {
+                found.push(s)
+            }
             Value::Int(_) | Value::Bool(_) | Value::Float(_) => {
                 return Err(Unhandled("value: True/False against numeric choices"))
             }

@@ -6,7 +6,10 @@ use crate::argspec::NoDelegate;
 
 fn cx() -> Context<'static> {
     static FLAVOR: std::sync::OnceLock<CoreFlavor> = std::sync::OnceLock::new();
-    Context { flavor: FLAVOR.get_or_init(CoreFlavor::default), delegate: &NoDelegate }
+    Context {
+        flavor: FLAVOR.get_or_init(CoreFlavor::default),
+        delegate: &NoDelegate,
+    }
 }
 
 fn s(text: &str) -> Value {
@@ -14,12 +17,18 @@ fn s(text: &str) -> Value {
 }
 
 fn option(fields: &[(&str, Value)]) -> crate::argspec::OptionInput {
-    fields.iter().map(|(k, v)| (k.to_string(), Some(v.clone()))).collect()
+    fields
+        .iter()
+        .map(|(k, v)| (k.to_string(), Some(v.clone())))
+        .collect()
 }
 
 fn spec(options: Vec<(&str, crate::argspec::OptionInput)>) -> SpecInput {
     SpecInput {
-        options: options.into_iter().map(|(n, o)| (n.to_string(), o)).collect(),
+        options: options
+            .into_iter()
+            .map(|(n, o)| (n.to_string(), o))
+            .collect(),
         mutually_exclusive: Some(Value::None),
         required_together: Some(Value::None),
         required_one_of: Some(Value::None),
@@ -30,14 +39,29 @@ fn spec(options: Vec<(&str, crate::argspec::OptionInput)>) -> SpecInput {
 }
 
 fn params(items: &[(&str, Value)]) -> Params {
-    items.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
+    items
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect()
 }
 
 fn sample() -> CompiledSpec {
     let input = spec(vec![
-        ("name", option(&[("required", Value::Bool(true)), ("aliases", Value::List(vec![s("n")]))])),
-        ("count", option(&[("type", s("int")), ("default", Value::Int(3))])),
-        ("state", option(&[("choices", Value::List(vec![s("present"), s("absent")]))])),
+        (
+            "name",
+            option(&[
+                ("required", Value::Bool(true)),
+                ("aliases", Value::List(vec![s("n")])),
+            ]),
+        ),
+        (
+            "count",
+            option(&[("type", s("int")), ("default", Value::Int(3))]),
+        ),
+        (
+            "state",
+            option(&[("choices", Value::List(vec![s("present"), s("absent")]))]),
+        ),
         ("secret", option(&[("no_log", Value::Bool(true))])),
     ]);
     CompiledSpec::compile(&input).unwrap()
@@ -46,10 +70,16 @@ fn sample() -> CompiledSpec {
 #[test]
 fn aliases_defaults_and_conversion() {
     let out = sample()
-        .validate(params(&[("n", s("x")), ("name", s("y")), ("count", s("7"))]), &cx())
+        .validate(
+            params(&[("n", s("x")), ("name", s("y")), ("count", s("7"))]),
+            &cx(),
+        )
         .unwrap();
     assert!(out.errors.is_empty());
-    assert_eq!(out.alias_warnings, vec![("name".to_string(), "n".to_string())]);
+    assert_eq!(
+        out.alias_warnings,
+        vec![("name".to_string(), "n".to_string())]
+    );
     let keys: Vec<&str> = out.params.keys().map(String::as_str).collect();
     assert_eq!(keys, ["n", "name", "count", "state", "secret"]);
     assert_eq!(out.params["name"], s("x"));
@@ -61,7 +91,12 @@ fn aliases_defaults_and_conversion() {
 fn errors_in_ansible_core_order() {
     let out = sample()
         .validate(
-            params(&[("count", s("many")), ("state", s("gone")), ("bogus", Value::Int(1)), ("secret", s("pw"))]),
+            params(&[
+                ("count", s("many")),
+                ("state", s("gone")),
+                ("bogus", Value::Int(1)),
+                ("secret", s("pw")),
+            ]),
             &cx(),
         )
         .unwrap_err();
@@ -69,54 +104,102 @@ fn errors_in_ansible_core_order() {
     assert_eq!(out, Unhandled("value: str to int beyond plain digits"));
     let out = sample()
         .validate(
-            params(&[("count", Value::None), ("state", s("gone")), ("bogus", Value::Int(1)), ("secret", s("pw"))]),
+            params(&[
+                ("count", Value::None),
+                ("state", s("gone")),
+                ("bogus", Value::Int(1)),
+                ("secret", s("pw")),
+            ]),
             &cx(),
         )
         .unwrap();
     let kinds: Vec<ErrorKind> = out.errors.iter().map(|(k, _)| *k).collect();
     assert_eq!(
         kinds,
-        [ErrorKind::Required, ErrorKind::ArgumentType, ErrorKind::ArgumentValue]
+        [
+            ErrorKind::Required,
+            ErrorKind::ArgumentType,
+            ErrorKind::ArgumentValue
+        ]
     );
     assert_eq!(out.errors[0].1, "missing required arguments: name");
     assert_eq!(
         out.errors[1].1,
         "argument 'count' is of type NoneType and we were unable to convert to int: \"None\" cannot be converted to an int"
     );
-    assert_eq!(out.errors[2].1, "value of state must be one of: present, absent, got: gone");
+    assert_eq!(
+        out.errors[2].1,
+        "value of state must be one of: present, absent, got: gone"
+    );
     assert_eq!(out.unsupported.len(), 1);
     assert_eq!(out.unsupported[0].paths, [vec!["bogus".to_string()]]);
-    assert_eq!(out.unsupported[0].aliases, [("n".to_string(), "name".to_string())]);
+    assert_eq!(
+        out.unsupported[0].aliases,
+        [("n".to_string(), "name".to_string())]
+    );
     assert_eq!(out.no_log_values, ["pw"]);
 }
 
 #[test]
 fn unhandled_specs_name_their_reason() {
-    let sub = spec(vec![("a", option(&[("options", Value::Dict(Params::default()))]))]);
-    assert_eq!(CompiledSpec::compile(&sub).unwrap_err(), Unhandled("spec: options on an option that is not a dict"));
-    let both = spec(vec![("a", option(&[("required", Value::Bool(true)), ("default", s("x"))]))]);
-    assert_eq!(CompiledSpec::compile(&both).unwrap_err(), Unhandled("spec: required with default"));
+    let sub = spec(vec![(
+        "a",
+        option(&[("options", Value::Dict(Params::default()))]),
+    )]);
+    assert_eq!(
+        CompiledSpec::compile(&sub).unwrap_err(),
+        Unhandled("spec: options on an option that is not a dict")
+    );
+    let both = spec(vec![(
+        "a",
+        option(&[("required", Value::Bool(true)), ("default", s("x"))]),
+    )]);
+    assert_eq!(
+        CompiledSpec::compile(&both).unwrap_err(),
+        Unhandled("spec: required with default")
+    );
     let mut callable = spec(vec![("a", option(&[]))]);
     callable.options[0].1.insert("type".into(), None);
-    assert_eq!(CompiledSpec::compile(&callable).unwrap_err(), Unhandled("spec: callable type"));
+    assert_eq!(
+        CompiledSpec::compile(&callable).unwrap_err(),
+        Unhandled("spec: callable type")
+    );
 }
 
 #[test]
 fn sub_options_carry_their_context() {
-    let child = |fields: &[(&str, Value)]| Value::Dict(fields.iter().map(|(k, v)| (k.to_string(), v.clone())).collect());
+    let child = |fields: &[(&str, Value)]| {
+        Value::Dict(
+            fields
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+        )
+    };
     let options = child(&[
         ("host", child(&[("required", Value::Bool(true))])),
-        ("port", child(&[("type", s("dict")), ("aliases", Value::List(vec![s("p")]))])),
+        (
+            "port",
+            child(&[("type", s("dict")), ("aliases", Value::List(vec![s("p")]))]),
+        ),
     ]);
     let input = spec(vec![(
         "conn",
-        option(&[("type", s("list")), ("elements", s("dict")), ("options", options)]),
+        option(&[
+            ("type", s("list")),
+            ("elements", s("dict")),
+            ("options", options),
+        ]),
     )]);
     let compiled = CompiledSpec::compile(&input).unwrap();
-    let given = Value::List(vec![
-        child(&[("port", Value::Int(1)), ("p", s("plain")), ("extra", Value::None)]),
-    ]);
-    let out = compiled.validate(params(&[("conn", given)]), &cx()).unwrap();
+    let given = Value::List(vec![child(&[
+        ("port", Value::Int(1)),
+        ("p", s("plain")),
+        ("extra", Value::None),
+    ])]);
+    let out = compiled
+        .validate(params(&[("conn", given)]), &cx())
+        .unwrap();
     let messages: Vec<&str> = out.errors.iter().map(|(_, m)| m.as_str()).collect();
     assert_eq!(
         messages,
@@ -125,6 +208,12 @@ fn sub_options_carry_their_context() {
             "argument 'port' is of type str found in 'conn'. and we were unable to convert to dict: dictionary requested, could not parse JSON or key=value",
         ]
     );
-    assert_eq!(out.warnings_to_emit, ["Both option conn[0].port and its alias conn[0].p are set."]);
-    assert_eq!(out.unsupported[0].paths, [vec!["conn".to_string(), "extra".to_string()]]);
+    assert_eq!(
+        out.warnings_to_emit,
+        ["Both option conn[0].port and its alias conn[0].p are set."]
+    );
+    assert_eq!(
+        out.unsupported[0].paths,
+        [vec!["conn".to_string(), "extra".to_string()]]
+    );
 }

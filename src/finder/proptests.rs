@@ -5,9 +5,18 @@ use proptest::prelude::*;
 use super::{scan_imports, Reach, ScanOptions, Source};
 
 const OPTIONS: [ScanOptions; 3] = [
-    ScanOptions { python: (3, 11), reach: Reach::EveryListedNode },
-    ScanOptions { python: (3, 12), reach: Reach::PositionedNodes },
-    ScanOptions { python: (3, 13), reach: Reach::PositionedNodes },
+    ScanOptions {
+        python: (3, 11),
+        reach: Reach::EveryListedNode,
+    },
+    ScanOptions {
+        python: (3, 12),
+        reach: Reach::PositionedNodes,
+    },
+    ScanOptions {
+        python: (3, 13),
+        reach: Reach::PositionedNodes,
+    },
 ];
 
 /// Python-looking source: fragments of imports, blocks, brackets, strings and noise.

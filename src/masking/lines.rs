@@ -29,7 +29,11 @@ fn boundary_at(text: &[u8], pos: usize) -> usize {
         }
         b'\n' | 0x0B | 0x0C | 0x1C..=0x1E => 1,
         0xC2 if text.get(pos + 1) == Some(&0x85) => 2,
-        0xE2 if text.get(pos + 1) == Some(&0x80) && matches!(text.get(pos + 2), Some(0xA8 | 0xA9)) => 3,
+        0xE2 if text.get(pos + 1) == Some(&0x80)
+            && matches!(text.get(pos + 2), Some(0xA8 | 0xA9)) =>
+        {
+            3
+        }
         _ => 0,
     }
 }
@@ -37,7 +41,10 @@ fn boundary_at(text: &[u8], pos: usize) -> usize {
 /// Could a line boundary start with this byte?
 #[inline]
 fn may_start_boundary(byte: u8) -> bool {
-    matches!(byte, b'\n' | 0x0B | 0x0C | b'\r' | 0x1C..=0x1E | 0xC2 | 0xE2)
+    matches!(
+        byte,
+        b'\n' | 0x0B | 0x0C | b'\r' | 0x1C..=0x1E | 0xC2 | 0xE2
+    )
 }
 
 /// Eight bytes at a time, the offset of the first byte that may start a boundary: a control
@@ -113,7 +120,10 @@ mod tests {
         );
         assert_eq!(lines("é\u{2027}€\u{80}x"), vec!["é\u{2027}€\u{80}x"]);
         assert_eq!(lines("\u{2028}"), vec![""]);
-        assert_eq!(lines("0123456789abcdef\n0123456789\x1d0123456789abcdefé\u{2029}"), vec!["0123456789abcdef", "0123456789", "0123456789abcdefé"]);
+        assert_eq!(
+            lines("0123456789abcdef\n0123456789\x1d0123456789abcdefé\u{2029}"),
+            vec!["0123456789abcdef", "0123456789", "0123456789abcdefé"]
+        );
     }
 
     /// Every byte value at every offset of a word, against a byte-at-a-time reference.
@@ -123,7 +133,9 @@ mod tests {
             for at in 0..20 {
                 let mut text = vec![b'a'; 24];
                 text[at] = byte;
-                let reference: Vec<usize> = (0..text.len()).filter(|&i| may_start_boundary(text[i])).collect();
+                let reference: Vec<usize> = (0..text.len())
+                    .filter(|&i| may_start_boundary(text[i]))
+                    .collect();
                 let mut found = Vec::new();
                 let mut pos = 0;
                 while pos < text.len() {

@@ -18,7 +18,11 @@ fn u32_at(b: &[u8], at: usize) -> u32 {
 /// (name, method, crc, data) of each entry, read through the central directory.
 fn read_back(archive: &[u8]) -> Vec<(Vec<u8>, u16, u32, Vec<u8>)> {
     let end = archive.len() - 22;
-    assert_eq!(u32_at(archive, end), 0x0605_4b50, "end of central directory");
+    assert_eq!(
+        u32_at(archive, end),
+        0x0605_4b50,
+        "end of central directory"
+    );
     let count = u16_at(archive, end + 10);
     let mut at = u32_at(archive, end + 16) as usize;
     let mut entries = Vec::new();
@@ -28,20 +32,28 @@ fn read_back(archive: &[u8]) -> Vec<(Vec<u8>, u16, u32, Vec<u8>)> {
         let crc = u32_at(archive, at + 16);
         let compressed = u32_at(archive, at + 20) as usize;
         let size = u32_at(archive, at + 24) as usize;
-        let (name_len, extra_len, comment_len) =
-            (u16_at(archive, at + 28), u16_at(archive, at + 30), u16_at(archive, at + 32));
+        let (name_len, extra_len, comment_len) = (
+            u16_at(archive, at + 28),
+            u16_at(archive, at + 30),
+            u16_at(archive, at + 32),
+        );
         let local = u32_at(archive, at + 42) as usize;
         let name = archive[at + 46..at + 46 + name_len].to_vec();
         assert_eq!(u32_at(archive, local), 0x0403_4b50, "local header");
         assert_eq!(u32_at(archive, local + 14), crc, "local CRC");
-        assert_eq!(&archive[local + 30..local + 30 + u16_at(archive, local + 26)], &name[..]);
+        assert_eq!(
+            &archive[local + 30..local + 30 + u16_at(archive, local + 26)],
+            &name[..]
+        );
         let start = local + 30 + u16_at(archive, local + 26) + u16_at(archive, local + 28);
         let stored = &archive[start..start + compressed];
         let data = match method {
             0 => stored.to_vec(),
             8 => {
                 let mut out = Vec::new();
-                flate2::read::DeflateDecoder::new(stored).read_to_end(&mut out).expect("inflate");
+                flate2::read::DeflateDecoder::new(stored)
+                    .read_to_end(&mut out)
+                    .expect("inflate");
                 out
             }
             other => panic!("method {other}"),
@@ -54,7 +66,11 @@ fn read_back(archive: &[u8]) -> Vec<(Vec<u8>, u16, u32, Vec<u8>)> {
 }
 
 fn entries() -> impl Strategy<Value = Vec<(String, Vec<u8>)>> {
-    let name = prop_oneof!["[a-z/._]{0,20}", any::<String>(), Just("dup.py".to_string())];
+    let name = prop_oneof![
+        "[a-z/._]{0,20}",
+        any::<String>(),
+        Just("dup.py".to_string())
+    ];
     let data = prop_oneof![
         proptest::collection::vec(any::<u8>(), 0..2000),
         "(import x\n){0,200}".prop_map(String::into_bytes),

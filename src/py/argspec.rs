@@ -2,15 +2,14 @@
 //! the core's outcome out as plain tuples; `python/ansible_accel/argspec.py` builds the
 //! `ValidationResult`.  A value the core cannot take exactly is answered with a reason str.
 
-
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 use crate::argspec::convert::Converted;
 use crate::argspec::{
-    CompiledSpec, Context, CoreFlavor, Delegate, FallbackValues, Outcome, Params, SpecInput, TypeKind,
-    Unhandled, Value, OPTION_KEYS,
+    CompiledSpec, Context, CoreFlavor, Delegate, FallbackValues, Outcome, Params, SpecInput,
+    TypeKind, Unhandled, Value, OPTION_KEYS,
 };
 
 mod fallbacks;
@@ -51,7 +50,8 @@ enum Base {
 
 /// ansible-core's tagged str, int, float, list and dict types (in that order), registered
 /// once by the Python side when they exist (2.19+).
-static TAGGED_TYPES: std::sync::OnceLock<Vec<(usize, Base, Py<PyAny>)>> = std::sync::OnceLock::new();
+static TAGGED_TYPES: std::sync::OnceLock<Vec<(usize, Base, Py<PyAny>)>> =
+    std::sync::OnceLock::new();
 
 thread_local! {
     /// Whether a conversion since the last reset met a tagged object.
@@ -72,7 +72,11 @@ fn argspec_tagged_types(types: Vec<Bound<'_, PyAny>>) -> bool {
 
 fn tagged_base(obj: &Bound<'_, PyAny>) -> Option<Base> {
     let ty = obj.get_type().as_ptr() as usize;
-    let base = TAGGED_TYPES.get()?.iter().find(|(t, _, _)| *t == ty).map(|(_, base, _)| *base)?;
+    let base = TAGGED_TYPES
+        .get()?
+        .iter()
+        .find(|(t, _, _)| *t == ty)
+        .map(|(_, base, _)| *base)?;
     SAW_TAGGED.with(|saw| saw.set(true));
     Some(base)
 }
@@ -120,9 +124,18 @@ fn to_value(obj: &Bound<'_, PyAny>, mode: Mode, depth: usize) -> Result<Value, U
         tagged_base(obj).ok_or(NOT_PLAIN)?
     };
     match base {
-        Base::Str => obj.extract::<String>().map(Value::Str).map_err(|_| Unhandled("value: str with surrogates")),
-        Base::Int => obj.extract::<i64>().map(Value::Int).map_err(|_| Unhandled("value: int beyond 64 bits")),
-        Base::Float => obj.extract::<f64>().map(Value::Float).map_err(|_| NOT_PLAIN),
+        Base::Str => obj
+            .extract::<String>()
+            .map(Value::Str)
+            .map_err(|_| Unhandled("value: str with surrogates")),
+        Base::Int => obj
+            .extract::<i64>()
+            .map(Value::Int)
+            .map_err(|_| Unhandled("value: int beyond 64 bits")),
+        Base::Float => obj
+            .extract::<f64>()
+            .map(Value::Float)
+            .map_err(|_| NOT_PLAIN),
         Base::List => {
             let mut items = Vec::new();
             for item in obj.try_iter().map_err(|_| NOT_PLAIN)? {
@@ -130,18 +143,31 @@ fn to_value(obj: &Bound<'_, PyAny>, mode: Mode, depth: usize) -> Result<Value, U
             }
             Ok(Value::List(items))
         }
-        Base::Dict => to_params(obj.cast::<PyDict>().map_err(|_| NOT_PLAIN)?, mode, depth + 1).map(Value::Dict),
+        Base::Dict => to_params(
+            obj.cast::<PyDict>().map_err(|_| NOT_PLAIN)?,
+            mode,
+            depth + 1,
+        )
+        .map(Value::Dict),
     }
 }
 
 /// Whether a dict or list object occurs twice among the parameters: ansible-core's deepcopy
 /// keeps such sharing, and sub-option validation changes dicts in place, which the core's
 /// copies do not reproduce.
-fn shares_containers(obj: &Bound<'_, PyAny>, seen: &mut rustc_hash::FxHashSet<usize>, depth: usize) -> bool {
+fn shares_containers(
+    obj: &Bound<'_, PyAny>,
+    seen: &mut rustc_hash::FxHashSet<usize>,
+    depth: usize,
+) -> bool {
     if depth > MAX_DEPTH {
         return true; // to_value refuses it anyway
     }
-    if obj.is_exact_instance_of::<PyString>() || obj.is_none() || obj.is_exact_instance_of::<PyInt>() || obj.is_exact_instance_of::<PyBool>() {
+    if obj.is_exact_instance_of::<PyString>()
+        || obj.is_none()
+        || obj.is_exact_instance_of::<PyInt>()
+        || obj.is_exact_instance_of::<PyBool>()
+    {
         return false; // most parameters: nothing inside
     }
     let is_dict = is_exact_or_tagged(obj, Base::Dict);
@@ -153,7 +179,10 @@ fn shares_containers(obj: &Bound<'_, PyAny>, seen: &mut rustc_hash::FxHashSet<us
     }
     if is_dict {
         return match obj.cast::<PyDict>() {
-            Ok(dict) => dict.values().iter().any(|v| shares_containers(&v, seen, depth + 1)),
+            Ok(dict) => dict
+                .values()
+                .iter()
+                .any(|v| shares_containers(&v, seen, depth + 1)),
             Err(_) => true,
         };
     }
@@ -169,7 +198,9 @@ fn to_params(dict: &Bound<'_, PyDict>, mode: Mode, depth: usize) -> Result<Param
         if !is_exact_or_tagged(&key, Base::Str) {
             return Err(Unhandled("value: dict key that is not a str"));
         }
-        let key: String = key.extract().map_err(|_| Unhandled("value: str with surrogates"))?;
+        let key: String = key
+            .extract()
+            .map_err(|_| Unhandled("value: str with surrogates"))?;
         params.insert(key, to_value(&value, mode, depth)?);
     }
     Ok(params)
@@ -194,7 +225,10 @@ fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>>
 }
 
 /// `ValidationResult._deprecations`: one dict per entry, keys in the core's order.
-fn deprecations_to_python<'py>(py: Python<'py>, entries: &[Vec<(&'static str, Value)>]) -> PyResult<Bound<'py, PyList>> {
+fn deprecations_to_python<'py>(
+    py: Python<'py>,
+    entries: &[Vec<(&'static str, Value)>],
+) -> PyResult<Bound<'py, PyList>> {
     let deprecations = PyList::empty(py);
     for entry in entries {
         let dict = PyDict::new(py);
@@ -241,7 +275,10 @@ fn callable_name(f: &Bound<'_, PyAny>) -> Result<String, Unhandled> {
         Err(e) if e.is_instance_of::<pyo3::exceptions::PyAttributeError>(py) => f.get_type().str(),
         Err(_) => return Err(REASON),
     };
-    name.map_err(|_| REASON)?.to_str().map(str::to_owned).map_err(|_| REASON)
+    name.map_err(|_| REASON)?
+        .to_str()
+        .map(str::to_owned)
+        .map_err(|_| REASON)
 }
 
 fn spec_input(
@@ -252,7 +289,10 @@ fn spec_input(
     sub_specs: &mut Vec<Py<PyAny>>,
 ) -> Result<SpecInput, Unhandled> {
     let mut input = SpecInput::default();
-    let mut kept = Kept { callables, sub_specs };
+    let mut kept = Kept {
+        callables,
+        sub_specs,
+    };
     options_input(argument_spec, &mut input, &mut kept, Some(names), 0)?;
     let [me, rt, roo, ri, rb] = checks.map(|c| to_value(c, Mode::Spec, 0).ok());
     input.mutually_exclusive = me;
@@ -284,12 +324,16 @@ fn options_input(
     if !is_exact_or_tagged(spec, Base::Dict) {
         return Err(Unhandled("spec: not a dict"));
     }
-    let spec = spec.cast::<PyDict>().map_err(|_| Unhandled("spec: not a dict"))?;
+    let spec = spec
+        .cast::<PyDict>()
+        .map_err(|_| Unhandled("spec: not a dict"))?;
     for (name_object, option) in spec.iter() {
         if !is_exact_or_tagged(&name_object, Base::Str) {
             return Err(Unhandled("spec: option name not a str"));
         }
-        let name_object = name_object.cast::<PyString>().map_err(|_| Unhandled("spec: option name not a str"))?;
+        let name_object = name_object
+            .cast::<PyString>()
+            .map_err(|_| Unhandled("spec: option name not a str"))?;
         let name: String = name_object
             .extract()
             .map_err(|_| Unhandled("spec: option name with surrogates"))?;
@@ -299,23 +343,32 @@ fn options_input(
         if !is_exact_or_tagged(&option, Base::Dict) {
             return Err(Unhandled("spec: option not a dict"));
         }
-        let option = option.cast::<PyDict>().map_err(|_| Unhandled("spec: option not a dict"))?;
+        let option = option
+            .cast::<PyDict>()
+            .map_err(|_| Unhandled("spec: option not a dict"))?;
         let at = input.options.len();
         let mut fields = crate::argspec::OptionInput::default();
         for (key, value) in option.iter() {
-            let key: String = key.extract().map_err(|_| Unhandled("spec: option key not a str"))?;
+            let key: String = key
+                .extract()
+                .map_err(|_| Unhandled("spec: option key not a str"))?;
             if !OPTION_KEYS.contains(&key.as_str()) {
                 continue; // never read by ansible-core (`description`, `context`, ...)
             }
             if (key == "type" || key == "elements") && value.is_callable() {
-                input.callable_fields.insert((at, key.clone()), kept.callables.len());
+                input
+                    .callable_fields
+                    .insert((at, key.clone()), kept.callables.len());
                 input.callable_names.push(callable_name(&value)?);
                 kept.callables.push(value.unbind());
                 fields.insert(key, None);
                 continue;
             }
             if key == "options" && is_exact_or_tagged(&value, Base::Dict) {
-                let mut sub = SpecInput { source: Some(kept.sub_specs.len()), ..SpecInput::default() };
+                let mut sub = SpecInput {
+                    source: Some(kept.sub_specs.len()),
+                    ..SpecInput::default()
+                };
                 kept.sub_specs.push(value.clone().unbind());
                 options_input(&value, &mut sub, kept, None, depth + 1)?;
                 // Names of callables met below belong to the one list every level indexes.
@@ -326,7 +379,11 @@ fn options_input(
             // Values that end up in the result keep their exact types (a tuple stays opaque).
             let copied = matches!(
                 key.as_str(),
-                "default" | "deprecated_aliases" | "removed_in_version" | "removed_at_date" | "removed_from_collection"
+                "default"
+                    | "deprecated_aliases"
+                    | "removed_in_version"
+                    | "removed_at_date"
+                    | "removed_from_collection"
             );
             let mode = if copied { Mode::Params } else { Mode::Spec };
             fields.insert(key, to_value(&value, mode, 0).ok());
@@ -402,9 +459,17 @@ impl Delegate for CoreCheckers<'_, '_> {
         Ok((added, secrets))
     }
 
-    fn convert_option(&self, kind: TypeKind, value: &Value, why: Unhandled, name: &str) -> Converted {
+    fn convert_option(
+        &self,
+        kind: TypeKind,
+        value: &Value,
+        why: Unhandled,
+        name: &str,
+    ) -> Converted {
         const UNTAGGED: Unhandled = Unhandled("value: tagged value for a callable type");
-        let TypeKind::Callable(_) = kind else { return self.convert(kind, value, why) };
+        let TypeKind::Callable(_) = kind else {
+            return self.convert(kind, value, why);
+        };
         let tagged = self.spec_tagged || SAW_TAGGED.with(|saw| saw.get());
         let Some(params) = self.tagged_params.as_ref().filter(|_| tagged) else {
             return self.convert(kind, value, why);
@@ -428,7 +493,9 @@ impl Delegate for CoreCheckers<'_, '_> {
 
     fn convert(&self, kind: TypeKind, value: &Value, _why: Unhandled) -> Converted {
         const FAILED: Unhandled = Unhandled("value: ansible-core's checker failed unexpectedly");
-        if matches!(kind, TypeKind::Callable(_)) && (self.spec_tagged || SAW_TAGGED.with(|saw| saw.get())) {
+        if matches!(kind, TypeKind::Callable(_))
+            && (self.spec_tagged || SAW_TAGGED.with(|saw| saw.get()))
+        {
             return Err(Unhandled("value: tagged value for a callable type"));
         }
         let given = to_python(self.py, value).map_err(|_| FAILED)?;
@@ -438,7 +505,12 @@ impl Delegate for CoreCheckers<'_, '_> {
 
 impl CoreCheckers<'_, '_> {
     /// `kept`: the option whose checked object (holding tagged objects) the result must hold.
-    fn call_checker(&self, kind: TypeKind, given: Bound<'_, PyAny>, kept: Option<&str>) -> Converted {
+    fn call_checker(
+        &self,
+        kind: TypeKind,
+        given: Bound<'_, PyAny>,
+        kept: Option<&str>,
+    ) -> Converted {
         const FAILED: Unhandled = Unhandled("value: ansible-core's checker failed unexpectedly");
         let checker = match kind {
             TypeKind::Callable(i) => self.callables.get(i).ok_or(FAILED)?.bind(self.py).clone(),
@@ -446,13 +518,19 @@ impl CoreCheckers<'_, '_> {
         };
         match checker.call1((given,)) {
             Ok(converted) => {
-                let value = to_value(&converted, Mode::Params, 0).map_err(|_| Unhandled("value: checker result not plain data"))?;
+                let value = to_value(&converted, Mode::Params, 0)
+                    .map_err(|_| Unhandled("value: checker result not plain data"))?;
                 if let Some(name) = kept {
-                    self.returned.borrow_mut().push((name.to_owned(), converted.unbind()));
+                    self.returned
+                        .borrow_mut()
+                        .push((name.to_owned(), converted.unbind()));
                 }
                 Ok(Ok(value))
             }
-            Err(e) if e.is_instance_of::<PyTypeError>(self.py) || e.is_instance_of::<PyValueError>(self.py) => {
+            Err(e)
+                if e.is_instance_of::<PyTypeError>(self.py)
+                    || e.is_instance_of::<PyValueError>(self.py) =>
+            {
                 let text = e.value(self.py).str().map_err(|_| FAILED)?;
                 Ok(Err(text.to_str().map_err(|_| FAILED)?.to_owned()))
             }
@@ -465,7 +543,9 @@ impl CoreCheckers<'_, '_> {
 }
 
 fn guard<T>(what: &str, f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
-    super::catching_panics(f, || PyRuntimeError::new_err(format!("internal error in native {what}")))
+    super::catching_panics(f, || {
+        PyRuntimeError::new_err(format!("internal error in native {what}"))
+    })
 }
 
 /// A compiled spec, or the reason (str) the spec is left to ansible-core.
@@ -486,8 +566,18 @@ fn argspec_compile<'py>(
     no_log_default_strings: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     guard("argspec compile", || {
-        let sources = [argument_spec, mutually_exclusive, required_together, required_one_of, required_if, required_by];
-        let flavor = CoreFlavor { booleans_text, no_log_default_strings };
+        let sources = [
+            argument_spec,
+            mutually_exclusive,
+            required_together,
+            required_one_of,
+            required_if,
+            required_by,
+        ];
+        let flavor = CoreFlavor {
+            booleans_text,
+            no_log_default_strings,
+        };
         match compile_sources(sources, flavor, type_validators) {
             Ok(compiled) => Ok(Bound::new(py, compiled)?.into_any()),
             Err(Unhandled(reason)) => Ok(PyString::new(py, reason).into_any()),
@@ -504,13 +594,30 @@ fn compile_sources(
     let [argument_spec, checks @ ..] = sources;
     let (mut callables, mut names, mut sub_specs) = (Vec::new(), Vec::new(), Vec::new());
     take_saw_tagged();
-    let input = spec_input(argument_spec, checks, &mut callables, &mut names, &mut sub_specs)?;
+    let input = spec_input(
+        argument_spec,
+        checks,
+        &mut callables,
+        &mut names,
+        &mut sub_specs,
+    )?;
     let spec = CompiledSpec::compile(&input)?;
     let tagged = take_saw_tagged();
     let validators = type_validators.unbind();
     let defaults = default_objects(argument_spec, &names);
-    let alias_map = alias_map(argument_spec.py(), &spec, &names).map_err(|_| Unhandled("spec: native compile error"))?;
-    Ok(CompiledArgSpec { spec, flavor, names, validators, callables, sub_specs, tagged, defaults, alias_map })
+    let alias_map = alias_map(argument_spec.py(), &spec, &names)
+        .map_err(|_| Unhandled("spec: native compile error"))?;
+    Ok(CompiledArgSpec {
+        spec,
+        flavor,
+        names,
+        validators,
+        callables,
+        sub_specs,
+        tagged,
+        defaults,
+        alias_map,
+    })
 }
 
 /// `ValidationResult._aliases` (alias -> option name, in spec order), made once per spec and
@@ -527,13 +634,22 @@ fn alias_map(py: Python<'_>, spec: &CompiledSpec, names: &[Py<PyString>]) -> PyR
 }
 
 /// The spec's own `default` object of each top-level option, by option index.
-fn default_objects(argument_spec: &Bound<'_, PyAny>, names: &[Py<PyString>]) -> Vec<Option<Py<PyAny>>> {
+fn default_objects(
+    argument_spec: &Bound<'_, PyAny>,
+    names: &[Py<PyString>],
+) -> Vec<Option<Py<PyAny>>> {
     let py = argument_spec.py();
     names
         .iter()
         .map(|name| {
             let option = argument_spec.get_item(name.bind(py)).ok()?;
-            option.cast::<PyDict>().ok()?.get_item("default").ok().flatten().map(Bound::unbind)
+            option
+                .cast::<PyDict>()
+                .ok()?
+                .get_item("default")
+                .ok()
+                .flatten()
+                .map(Bound::unbind)
         })
         .collect()
 }
@@ -561,7 +677,9 @@ struct CompiledArgSpec {
 impl CompiledArgSpec {
     /// The caller's parameter dict as the core's input.
     fn prepare(&self, dict: &Bound<'_, PyDict>) -> Result<Params, Unhandled> {
-        if self.spec.has_sub_options() && shares_containers(dict.as_any(), &mut Default::default(), 0) {
+        if self.spec.has_sub_options()
+            && shares_containers(dict.as_any(), &mut Default::default(), 0)
+        {
             return Err(Unhandled("value: container shared between parameters"));
         }
         to_params(dict, Mode::Params, 1)
@@ -583,11 +701,18 @@ impl CompiledArgSpec {
             callables: &self.callables,
             sub_specs: &self.sub_specs,
             interrupt: std::cell::RefCell::new(None),
-            tagged_params: parameters.cast::<PyDict>().ok().filter(|_| !self.callables.is_empty()).cloned(),
+            tagged_params: parameters
+                .cast::<PyDict>()
+                .ok()
+                .filter(|_| !self.callables.is_empty())
+                .cloned(),
             spec_tagged: self.tagged,
             returned: Default::default(),
         };
-        let cx = Context { flavor: &self.flavor, delegate: &checkers };
+        let cx = Context {
+            flavor: &self.flavor,
+            delegate: &checkers,
+        };
         let outcome = self.spec.validate(params, &cx);
         match checkers.interrupt.take() {
             Some(interrupt) => Err(interrupt),
@@ -602,7 +727,11 @@ impl CompiledArgSpec {
     /// names, [(alias, option)])], no_log values, [(option, alias)], [deprecation dict],
     /// [message to warn()], whether tagged objects were met, [(option, what its callable type
     /// returned for a tagged value)])`, or the reason (str) this call is left to ansible-core.
-    fn validate<'py>(&self, py: Python<'py>, parameters: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    fn validate<'py>(
+        &self,
+        py: Python<'py>,
+        parameters: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         guard("argspec validate", || {
             take_saw_tagged();
             let params = match is_exact_or_tagged(parameters, Base::Dict) {
@@ -621,8 +750,11 @@ impl CompiledArgSpec {
                 Ok(out) => out,
                 Err(Unhandled(reason)) => return Ok(PyString::new(py, reason).into_any()),
             };
-            let errors: Vec<(&str, &str)> =
-                out.errors.iter().map(|(k, m)| (k.class_name(), m.as_str())).collect();
+            let errors: Vec<(&str, &str)> = out
+                .errors
+                .iter()
+                .map(|(k, m)| (k.class_name(), m.as_str()))
+                .collect();
             let deprecations = deprecations_to_python(py, &out.deprecations)?;
             let unsupported = PyList::empty(py);
             for group in &out.unsupported {

@@ -1,7 +1,6 @@
 //! Glue for the nolog engine: the compiled no_log values, and the two structure walks (in
 //! `nolog/walk.rs`).  The `str` <-> generalized UTF-8 conversions are the masking glue's.
 
-
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
@@ -19,7 +18,9 @@ pyo3::create_exception!(
 
 /// Run `f`, turning a Rust panic into `NoLogInternalError` (never a `PanicException`).
 pub(crate) fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
-    super::catching_panics(f, || NoLogInternalError::new_err("internal error in native no_log"))
+    super::catching_panics(f, || {
+        NoLogInternalError::new_err("internal error in native no_log")
+    })
 }
 
 /// Strings above this size are scanned with the GIL released.
@@ -84,14 +85,15 @@ fn heuristic_scan_text<'py>(data: &Bound<'py, PyString>) -> PyResult<Option<Boun
         } else {
             heuristic_scan(&bytes)
         };
-        scanned
-            .map(|out| str_from(data.py(), &out))
-            .transpose()
+        scanned.map(|out| str_from(data.py(), &out)).transpose()
     })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("NoLogInternalError", m.py().get_type::<NoLogInternalError>())?;
+    m.add(
+        "NoLogInternalError",
+        m.py().get_type::<NoLogInternalError>(),
+    )?;
     m.add_class::<NoLogMatcher>()?;
     m.add_class::<walk::NoLogContext>()?;
     m.add_function(wrap_pyfunction!(heuristic_scan_text, m)?)?;

@@ -24,7 +24,10 @@ pyo3::create_exception!(
 );
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("PayloadInternalError", m.py().get_type::<PayloadInternalError>())?;
+    m.add(
+        "PayloadInternalError",
+        m.py().get_type::<PayloadInternalError>(),
+    )?;
     m.add_function(wrap_pyfunction!(payload_build_zip, m)?)?;
     m.add_function(wrap_pyfunction!(payload_deflate, m)?)?;
     m.add_function(wrap_pyfunction!(payload_cache_stats, m)?)?;
@@ -197,7 +200,12 @@ fn payload_build_zip(
             Ok(name) => payload::sanitize_name(name).to_owned(),
             // ZipInfo cuts the name at its first NUL before it is encoded; what is left may
             // still not encode, which zipfile finds only once the entries before are written.
-            Err(_) => match name_str.call_method1("partition", ("\0",))?.get_item(0)?.cast_into::<PyString>()?.to_str() {
+            Err(_) => match name_str
+                .call_method1("partition", ("\0",))?
+                .get_item(0)?
+                .cast_into::<PyString>()?
+                .to_str()
+            {
                 Ok(name) => name.to_owned(),
                 Err(err) => {
                     unencodable = Some(err);

@@ -51,12 +51,19 @@ const ENCODED_NAMES_LIMIT: usize = 1024;
 
 impl FallbackContext {
     /// `os.environ.encodekey(name)` for an exact str `name`.
-    fn encoded_name<'py>(&self, encodekey: &Bound<'py, PyAny>, name: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    fn encoded_name<'py>(
+        &self,
+        encodekey: &Bound<'py, PyAny>,
+        name: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let py = name.py();
         let text = name.cast::<PyString>().ok().and_then(|n| n.to_str().ok());
         if let Some(text) = text {
             let table = self.encoded_names.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(table) = table.as_ref().filter(|t| t.encodekey.bind(py).is(encodekey)) {
+            if let Some(table) = table
+                .as_ref()
+                .filter(|t| t.encodekey.bind(py).is(encodekey))
+            {
                 if let Some(found) = table.by_name.get(text) {
                     return Ok(found.bind(py).clone().into_any());
                 }
@@ -66,14 +73,21 @@ impl FallbackContext {
         if let (Some(text), Ok(bytes)) = (text, encoded.cast_exact::<PyBytes>()) {
             let mut table = self.encoded_names.lock().unwrap_or_else(|p| p.into_inner());
             let fresh = match table.as_ref() {
-                Some(t) => !t.encodekey.bind(py).is(encodekey) || t.by_name.len() >= ENCODED_NAMES_LIMIT,
+                Some(t) => {
+                    !t.encodekey.bind(py).is(encodekey) || t.by_name.len() >= ENCODED_NAMES_LIMIT
+                }
                 None => true,
             };
             if fresh {
-                *table = Some(EncodedNames { encodekey: encodekey.clone().unbind(), by_name: HashMap::new() });
+                *table = Some(EncodedNames {
+                    encodekey: encodekey.clone().unbind(),
+                    by_name: HashMap::new(),
+                });
             }
             if let Some(table) = table.as_mut() {
-                table.by_name.insert(text.to_owned(), bytes.clone().unbind());
+                table
+                    .by_name
+                    .insert(text.to_owned(), bytes.clone().unbind());
             }
         }
         Ok(encoded)
@@ -93,7 +107,9 @@ fn items_of<'py>(obj: &Bound<'py, PyAny>) -> Option<Vec<Bound<'py, PyAny>>> {
     if let Ok(tuple) = obj.cast_exact::<PyTuple>() {
         Some(tuple.iter().collect())
     } else {
-        obj.cast_exact::<PyList>().ok().map(|list| list.iter().collect())
+        obj.cast_exact::<PyList>()
+            .ok()
+            .map(|list| list.iter().collect())
     }
 }
 
@@ -110,11 +126,21 @@ pub(super) fn set_fallbacks<'py>(
         if !option.fallback || parameters.contains(name)? {
             continue;
         }
-        let Some(option_dict) = spec.get_item(name)? else { return Ok(Ran::NotNative) };
-        let Ok(option_dict) = option_dict.cast_into::<PyDict>() else { return Ok(Ran::NotNative) };
-        let Some(fallback) = option_dict.get_item(intern!(py, "fallback"))? else { return Ok(Ran::NotNative) };
-        let Some(items) = items_of(&fallback) else { return Ok(Ran::NotNative) };
-        let Some((strategy, rest)) = items.split_first() else { return Ok(Ran::NotNative) };
+        let Some(option_dict) = spec.get_item(name)? else {
+            return Ok(Ran::NotNative);
+        };
+        let Ok(option_dict) = option_dict.cast_into::<PyDict>() else {
+            return Ok(Ran::NotNative);
+        };
+        let Some(fallback) = option_dict.get_item(intern!(py, "fallback"))? else {
+            return Ok(Ran::NotNative);
+        };
+        let Some(items) = items_of(&fallback) else {
+            return Ok(Ran::NotNative);
+        };
+        let Some((strategy, rest)) = items.split_first() else {
+            return Ok(Ran::NotNative);
+        };
         if strategy.is_none() {
             continue;
         }
@@ -122,20 +148,38 @@ pub(super) fn set_fallbacks<'py>(
         for item in rest {
             if let Ok(dict) = item.cast::<PyDict>() {
                 // `**kwargs` of anything but a dict with str keys: ansible-core's own error.
-                if !dict.is_exact_instance_of::<PyDict>() || !dict.keys().iter().all(|k| k.is_exact_instance_of::<PyString>()) {
+                if !dict.is_exact_instance_of::<PyDict>()
+                    || !dict
+                        .keys()
+                        .iter()
+                        .all(|k| k.is_exact_instance_of::<PyString>())
+                {
                     return Ok(Ran::NotNative);
                 }
                 kwargs = Some(dict.clone());
             } else {
                 // `*args` of anything but a tuple or list: ansible-core's own error.
-                let Some(items) = items_of(item) else { return Ok(Ran::NotNative) };
+                let Some(items) = items_of(item) else {
+                    return Ok(Ran::NotNative);
+                };
                 args = PyTuple::new(py, items)?;
             }
         }
-        planned.push(Planned { index, strategy: strategy.clone(), args, kwargs });
+        planned.push(Planned {
+            index,
+            strategy: strategy.clone(),
+            args,
+            kwargs,
+        });
     }
     let found = PySet::empty(py)?;
-    for Planned { index, strategy, args, kwargs } in planned {
+    for Planned {
+        index,
+        strategy,
+        args,
+        kwargs,
+    } in planned
+    {
         let value = match call_strategy(cx, &strategy, &args, kwargs.as_ref()) {
             Ok(Some(value)) => value,
             Ok(None) => continue, // AnsibleFallbackNotFound
@@ -152,13 +196,20 @@ pub(super) fn set_fallbacks<'py>(
 }
 
 /// `if value.get('no_log', False) and fallback_value:` add it (2.22: its strings).
-fn add_no_log(cx: &FallbackContext, found: &Bound<'_, PySet>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+fn add_no_log(
+    cx: &FallbackContext,
+    found: &Bound<'_, PySet>,
+    value: &Bound<'_, PyAny>,
+) -> PyResult<()> {
     if !value.is_truthy()? {
         return Ok(());
     }
     match &cx.datastructure_names {
         Some(names) => {
-            found.call_method1(intern!(found.py(), "update"), (names.bind(found.py()).call1((value,))?,))?;
+            found.call_method1(
+                intern!(found.py(), "update"),
+                (names.bind(found.py()).call1((value,))?,),
+            )?;
             Ok(())
         }
         None => found.add(value),
@@ -194,7 +245,10 @@ fn call_strategy<'py>(
 /// `env_fallback(*args)` for str arguments and the real `os.environ`: the first name present
 /// gives its value (`Some(Some(value))`), none present is `Some(None)`; `None` when the
 /// arguments or the environment mapping are not the usual ones (the function is called).
-fn env_lookup<'py>(cx: &FallbackContext, args: &Bound<'py, PyTuple>) -> PyResult<Option<Option<Bound<'py, PyAny>>>> {
+fn env_lookup<'py>(
+    cx: &FallbackContext,
+    args: &Bound<'py, PyTuple>,
+) -> PyResult<Option<Option<Bound<'py, PyAny>>>> {
     let py = args.py();
     if !args.iter().all(|n| n.is_exact_instance_of::<PyString>()) {
         return Ok(None);
@@ -205,11 +259,15 @@ fn env_lookup<'py>(cx: &FallbackContext, args: &Bound<'py, PyTuple>) -> PyResult
     }
     // What os.environ's __contains__/__getitem__ do: its own key encoding, its own data.
     let data = environ.getattr(intern!(py, "_data"))?;
-    let Ok(data) = data.cast_into::<PyDict>() else { return Ok(None) };
+    let Ok(data) = data.cast_into::<PyDict>() else {
+        return Ok(None);
+    };
     let encode = environ.getattr(intern!(py, "encodekey"))?;
     for name in args.iter() {
         if let Some(raw) = data.get_item(cx.encoded_name(&encode, &name)?)? {
-            return Ok(Some(Some(environ.getattr(intern!(py, "decodevalue"))?.call1((raw,))?)));
+            return Ok(Some(Some(
+                environ.getattr(intern!(py, "decodevalue"))?.call1((raw,))?,
+            )));
         }
     }
     Ok(Some(None))

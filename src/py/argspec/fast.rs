@@ -23,7 +23,10 @@ use pyo3::types::{PyDict, PyList, PySet, PyString, PyTuple, PyType};
 
 use super::fallbacks::{self, FallbackContext, Ran};
 use super::snapshot::Snapshot;
-use super::{compile_sources, deprecations_to_python, guard, shares_containers, take_saw_tagged, to_value, CompiledArgSpec, Mode};
+use super::{
+    compile_sources, deprecations_to_python, guard, shares_containers, take_saw_tagged, to_value,
+    CompiledArgSpec, Mode,
+};
 use crate::argspec::{CoreFlavor, Outcome, Unhandled};
 
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -109,7 +112,9 @@ impl ArgspecFastPath {
         fallback_no_log_strings: bool,
     ) -> PyResult<Self> {
         let parameters = parameters_module.bind(py);
-        let validators_seen = parameters.getattr(intern!(py, "DEFAULT_TYPE_VALIDATORS"))?.unbind();
+        let validators_seen = parameters
+            .getattr(intern!(py, "DEFAULT_TYPE_VALIDATORS"))?
+            .unbind();
         let os_module = py.import("os")?;
         let fallbacks = FallbackContext {
             env_fallback: parameters.getattr("env_fallback")?.unbind(),
@@ -143,12 +148,19 @@ impl ArgspecFastPath {
     /// `set_fallbacks` (the accelerator's wrapper of ansible-core's own, as installed in
     /// `arg_spec`) whose work the native loop may do while it is the one installed.
     fn trust_set_fallbacks(&self, function: Py<PyAny>) {
-        *self.trusted_set_fallbacks.lock().unwrap_or_else(|p| p.into_inner()) = Some(function);
+        *self
+            .trusted_set_fallbacks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(function);
     }
 
     /// The compiled spec of `validator` (compiled now if its spec and checks are new or were
     /// changed), or the reason (str) it is left to ansible-core.
-    fn compiled<'py>(&self, py: Python<'py>, validator: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    fn compiled<'py>(
+        &self,
+        py: Python<'py>,
+        validator: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         guard("argspec compile", || {
             Ok(match self.lookup(validator)? {
                 Ok(compiled) => compiled.into_bound(py).into_any(),
@@ -165,12 +177,17 @@ impl ArgspecFastPath {
         validator: &Bound<'py, PyAny>,
         parameters: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        guard("argspec validate", || self.validate_call(py, validator, parameters))
+        guard("argspec validate", || {
+            self.validate_call(py, validator, parameters)
+        })
     }
 }
 
 impl ArgspecFastPath {
-    fn lookup(&self, validator: &Bound<'_, PyAny>) -> PyResult<Result<Py<CompiledArgSpec>, &'static str>> {
+    fn lookup(
+        &self,
+        validator: &Bound<'_, PyAny>,
+    ) -> PyResult<Result<Py<CompiledArgSpec>, &'static str>> {
         let py = validator.py();
         let mut found = Vec::with_capacity(6);
         for name in source_names(py) {
@@ -185,10 +202,17 @@ impl ArgspecFastPath {
         let roots: Vec<&Bound<'_, PyAny>> = found.iter().collect();
         let key: [usize; 6] = std::array::from_fn(|i| found[i].as_ptr() as usize);
         {
-            let cache = self.cache.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let cache = self
+                .cache
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
             if let Some(entry) = cache.get(&key) {
                 if entry.snapshot.matches(&roots) {
-                    return Ok(entry.compiled.as_ref().map(|c| c.clone_ref(py)).map_err(|r| *r));
+                    return Ok(entry
+                        .compiled
+                        .as_ref()
+                        .map(|c| c.clone_ref(py))
+                        .map_err(|r| *r));
                 }
             }
         }
@@ -200,11 +224,15 @@ impl ArgspecFastPath {
             no_log_default_strings: self.no_log_default_strings,
         };
         let sources: [&Bound<'_, PyAny>; 6] = std::array::from_fn(|i| &found[i]);
-        let compiled = match compile_sources(sources, flavor, self.validators_seen.bind(py).clone()) {
+        let compiled = match compile_sources(sources, flavor, self.validators_seen.bind(py).clone())
+        {
             Ok(compiled) => Ok(Py::new(py, compiled)?),
             Err(Unhandled(reason)) => Err(reason),
         };
-        let mut cache = self.cache.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut cache = self
+            .cache
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         if cache.len() >= CACHE_LIMIT {
             cache.clear();
         }
@@ -216,7 +244,10 @@ impl ArgspecFastPath {
     /// Whether `DEFAULT_TYPE_VALIDATORS` is still the dict, with the same checkers, that the
     /// compiled specs convert for.
     fn validators_unchanged(&self, py: Python<'_>) -> PyResult<bool> {
-        let now = self.parameters_module.bind(py).getattr(intern!(py, "DEFAULT_TYPE_VALIDATORS"))?;
+        let now = self
+            .parameters_module
+            .bind(py)
+            .getattr(intern!(py, "DEFAULT_TYPE_VALIDATORS"))?;
         Ok(now.is(self.validators_seen.bind(py)) && now.eq(self.validators_then.bind(py))?)
     }
 
@@ -227,7 +258,9 @@ impl ArgspecFastPath {
         parameters: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let none = || Ok(py.None().into_bound(py));
-        let Ok(dict) = parameters.cast_exact::<PyDict>() else { return none() };
+        let Ok(dict) = parameters.cast_exact::<PyDict>() else {
+            return none();
+        };
         if !self.direct || !self.validators_unchanged(py)? {
             return none();
         }
@@ -249,11 +282,20 @@ impl ArgspecFastPath {
         if compiled.spec.has_fallbacks() {
             let given = dict.copy()?;
             let spec = validator.getattr(intern!(py, "argument_spec"))?;
-            let set_fallbacks = self.arg_spec_module.bind(py).getattr(intern!(py, "set_fallbacks"))?;
-            let trusted = self.trusted_set_fallbacks.lock().unwrap_or_else(|p| p.into_inner()).as_ref()
+            let set_fallbacks = self
+                .arg_spec_module
+                .bind(py)
+                .getattr(intern!(py, "set_fallbacks"))?;
+            let trusted = self
+                .trusted_set_fallbacks
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .as_ref()
                 .is_some_and(|t| t.bind(py).is(&set_fallbacks));
             let native = match spec.cast_exact::<PyDict>() {
-                Ok(spec) if trusted => fallbacks::set_fallbacks(&self.fallbacks, compiled, spec, &given)?,
+                Ok(spec) if trusted => {
+                    fallbacks::set_fallbacks(&self.fallbacks, compiled, spec, &given)?
+                }
                 _ => Ran::NotNative,
             };
             let found = match native {
@@ -265,12 +307,16 @@ impl ArgspecFastPath {
                 Ok(found) => found,
                 Err(e) if e.is_instance_of::<PyException>(py) => {
                     let reason = PyString::new(py, "value: fallback raised");
-                    return Ok((reason, py.None(), e.value(py)).into_pyobject(py)?.into_any());
+                    return Ok((reason, py.None(), e.value(py))
+                        .into_pyobject(py)?
+                        .into_any());
                 }
                 Err(e) => return Err(e),
             };
             let gave_up = |reason: &str| -> PyResult<Bound<'py, PyAny>> {
-                Ok((PyString::new(py, reason), &given, &found).into_pyobject(py)?.into_any())
+                Ok((PyString::new(py, reason), &given, &found)
+                    .into_pyobject(py)?
+                    .into_any())
             };
             let mut added = false;
             for (key, value) in given.iter() {
@@ -278,7 +324,9 @@ impl ArgspecFastPath {
                     continue;
                 }
                 added = true;
-                let Ok(key) = key.extract::<String>() else { return gave_up("value: str with surrogates") };
+                let Ok(key) = key.extract::<String>() else {
+                    return gave_up("value: str with surrogates");
+                };
                 match to_value(&value, Mode::Params, 1) {
                     Ok(value) => params.insert(key, value),
                     Err(Unhandled(reason)) => return gave_up(reason),
@@ -287,12 +335,17 @@ impl ArgspecFastPath {
             if take_saw_tagged() {
                 return gave_up("value: tagged fallback value");
             }
-            if added && compiled.spec.has_sub_options() && shares_containers(given.as_any(), &mut Default::default(), 0) {
+            if added
+                && compiled.spec.has_sub_options()
+                && shares_containers(given.as_any(), &mut Default::default(), 0)
+            {
                 return gave_up("value: container shared between parameters");
             }
             ran = Some((given, found));
         }
-        let checked = ran.as_ref().map_or(parameters.clone(), |(given, _)| given.clone().into_any());
+        let checked = ran
+            .as_ref()
+            .map_or(parameters.clone(), |(given, _)| given.clone().into_any());
         let outcome = match compiled.run(py, &checked, params)?.0 {
             Ok(out) if !take_saw_tagged() => Ok(out),
             Ok(_) => Err(Unhandled("value: tagged value from a checker")),
@@ -303,15 +356,25 @@ impl ArgspecFastPath {
             // User code (a callable as type) may have run: ansible-core's validate is given
             // the call directly rather than the long way trying the core again.
             (Err(Unhandled(reason)), None) => {
-                return Ok((PyString::new(py, reason), parameters, PyTuple::empty(py)).into_pyobject(py)?.into_any())
+                return Ok((PyString::new(py, reason), parameters, PyTuple::empty(py))
+                    .into_pyobject(py)?
+                    .into_any())
             }
             (Err(Unhandled(reason)), Some((given, found))) => {
-                return Ok((PyString::new(py, reason), given, found).into_pyobject(py)?.into_any())
+                return Ok((PyString::new(py, reason), given, found)
+                    .into_pyobject(py)?
+                    .into_any())
             }
         };
         let (out, ran) = out;
         let given = ran.as_ref().map_or(dict, |(given, _)| given);
-        let result = self.build_result(py, compiled, &out, given, ran.as_ref().map(|(_, found)| found))?;
+        let result = self.build_result(
+            py,
+            compiled,
+            &out,
+            given,
+            ran.as_ref().map(|(_, found)| found),
+        )?;
         NATIVE_CALLS.fetch_add(1, Ordering::Relaxed);
         Ok(result)
     }
@@ -368,12 +431,16 @@ impl ArgspecFastPath {
         attributes.set_item(intern!(py, "errors"), &errors)?;
         let errors_module = self.errors_module.bind(py);
         for (kind, message) in &out.errors {
-            let error = errors_module.getattr(kind.class_name())?.call1((message,))?;
+            let error = errors_module
+                .getattr(kind.class_name())?
+                .call1((message,))?;
             errors.call_method1(intern!(py, "append"), (error,))?;
         }
         if !out.unsupported.is_empty() {
             let message = unsupported_message(&unsupported, out)?;
-            let error = errors_module.getattr("UnsupportedError")?.call1((message,))?;
+            let error = errors_module
+                .getattr("UnsupportedError")?
+                .call1((message,))?;
             errors.call_method1(intern!(py, "append"), (error,))?;
         }
         if let Some(found) = fallback_no_log {
@@ -381,13 +448,18 @@ impl ArgspecFastPath {
         }
         if !out.warnings_to_emit.is_empty() {
             // What _validate_sub_spec calls, looked up as it looks it up.
-            let warn = self.parameters_module.bind(py).getattr(intern!(py, "warn"))?;
+            let warn = self
+                .parameters_module
+                .bind(py)
+                .getattr(intern!(py, "warn"))?;
             for message in &out.warnings_to_emit {
                 warn.call1((message,))?;
             }
         }
         if let Some(secrets) = &self.secrets {
-            secrets.bind(py).call_method1(intern!(py, "register_secrets"), (&no_log,))?;
+            secrets
+                .bind(py)
+                .call_method1(intern!(py, "register_secrets"), (&no_log,))?;
         }
         Ok(result)
     }
@@ -409,14 +481,21 @@ fn unsupported_message(unsupported: &Bound<'_, PySet>, out: &Outcome) -> PyResul
     let mut last: Vec<String> = Vec::new();
     for item in unsupported.iter() {
         last = match item.cast::<PyTuple>() {
-            Ok(tuple) => tuple.iter().map(|p| p.extract::<String>()).collect::<PyResult<_>>()?,
+            Ok(tuple) => tuple
+                .iter()
+                .map(|p| p.extract::<String>())
+                .collect::<PyResult<_>>()?,
             Err(_) => vec![item.extract::<String>()?],
         };
         flattened.push(last.join("."));
     }
     flattened.sort();
     // The group that set the supported entry of `last` last.
-    let group = out.unsupported.iter().rev().find(|g| g.paths.contains(&last));
+    let group = out
+        .unsupported
+        .iter()
+        .rev()
+        .find(|g| g.paths.contains(&last));
     let mut text = String::new();
     if let Some(group) = group {
         let mut names: Vec<&str> = group.supported.iter().map(String::as_str).collect();
@@ -429,5 +508,8 @@ fn unsupported_message(unsupported: &Bound<'_, PySet>, out: &Outcome) -> PyResul
             text.push_str(&format!(" ({})", aliases.join(", ")));
         }
     }
-    Ok(format!("{}. Supported parameters include: {text}.", flattened.join(", ")))
+    Ok(format!(
+        "{}. Supported parameters include: {text}.",
+        flattened.join(", ")
+    ))
 }

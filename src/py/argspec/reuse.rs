@@ -51,7 +51,9 @@ fn reused<'py>(
         return Ok(same_scalar(&object, value).then_some(object));
     }
     let Some(index) = index else { return Ok(None) };
-    let Some(default) = compiled.defaults.get(index).and_then(Option::as_ref) else { return Ok(None) };
+    let Some(default) = compiled.defaults.get(index).and_then(Option::as_ref) else {
+        return Ok(None);
+    };
     let option = &compiled.spec.options[index];
     for alias in &option.aliases {
         if given.contains(alias)? {
@@ -87,7 +89,9 @@ fn str_is(object: &Bound<'_, PyAny>, text: &str) -> bool {
             ffi::PyErr_Clear();
             return false;
         }
-        let Ok(len) = usize::try_from(size) else { return false };
+        let Ok(len) = usize::try_from(size) else {
+            return false;
+        };
         std::slice::from_raw_parts(data.cast::<u8>(), len) == text.as_bytes()
     }
 }
@@ -99,9 +103,13 @@ fn same(object: &Bound<'_, PyAny>, value: &Value, depth: usize) -> bool {
     }
     match value {
         Value::None => object.is_none(),
-        Value::Bool(b) => object.is_exact_instance_of::<pyo3::types::PyBool>() && object.is_truthy().is_ok_and(|t| t == *b),
+        Value::Bool(b) => {
+            object.is_exact_instance_of::<pyo3::types::PyBool>()
+                && object.is_truthy().is_ok_and(|t| t == *b)
+        }
         Value::Int(i) => {
-            object.is_exact_instance_of::<pyo3::types::PyInt>() && object.extract::<i64>().is_ok_and(|o| o == *i)
+            object.is_exact_instance_of::<pyo3::types::PyInt>()
+                && object.extract::<i64>().is_ok_and(|o| o == *i)
         }
         Value::Float(_) | Value::Str(_) => same_scalar(object, value),
         Value::List(items) => object.cast_exact::<PyList>().is_ok_and(|list| {
@@ -110,7 +118,9 @@ fn same(object: &Bound<'_, PyAny>, value: &Value, depth: usize) -> bool {
         Value::Dict(map) => object.cast_exact::<PyDict>().is_ok_and(|dict| {
             dict.len() == map.len()
                 && dict.iter().zip(map).all(|((k, o), (key, v))| {
-                    k.is_exact_instance_of::<PyString>() && str_is(&k, key) && same(&o, v, depth + 1)
+                    k.is_exact_instance_of::<PyString>()
+                        && str_is(&k, key)
+                        && same(&o, v, depth + 1)
                 })
         }),
     }

@@ -21,7 +21,13 @@ pub(super) struct Snapshot {
 impl Snapshot {
     /// The objects reachable from `roots`, or `None` for a structure too deep to walk.
     pub(super) fn take(py: Python<'_>, roots: &[&Bound<'_, PyAny>]) -> Option<Snapshot> {
-        let mut taker = Taker { py, snapshot: Snapshot { objects: Vec::new(), lengths: Vec::new() } };
+        let mut taker = Taker {
+            py,
+            snapshot: Snapshot {
+                objects: Vec::new(),
+                lengths: Vec::new(),
+            },
+        };
         for root in roots {
             // SAFETY: the GIL is held (`py`) and `root` is a live object.
             if !unsafe { walk(root.as_ptr(), &mut taker, 0) } {
@@ -33,7 +39,12 @@ impl Snapshot {
 
     /// Whether `roots` still hold exactly the objects and lengths this snapshot saw.
     pub(super) fn matches(&self, roots: &[&Bound<'_, PyAny>]) -> bool {
-        let mut checker = Checker { snapshot: self, object: 0, length: 0, same: true };
+        let mut checker = Checker {
+            snapshot: self,
+            object: 0,
+            length: 0,
+            same: true,
+        };
         for root in roots {
             // SAFETY: the GIL is held (a Bound exists) and `root` is a live object.
             if !unsafe { walk(root.as_ptr(), &mut checker, 0) } || !checker.same {
@@ -60,7 +71,9 @@ struct Taker<'py> {
 impl Visit for Taker<'_> {
     unsafe fn object(&mut self, obj: *mut ffi::PyObject) -> bool {
         // SAFETY: the caller's guarantee; a new strong reference is taken.
-        self.snapshot.objects.push(unsafe { Bound::from_borrowed_ptr(self.py, obj) }.unbind());
+        self.snapshot
+            .objects
+            .push(unsafe { Bound::from_borrowed_ptr(self.py, obj) }.unbind());
         true
     }
 
@@ -133,12 +146,20 @@ unsafe fn walk(obj: *mut ffi::PyObject, visit: &mut impl Visit, depth: usize) ->
             true
         } else if flags & (ffi::Py_TPFLAGS_LIST_SUBCLASS | ffi::Py_TPFLAGS_TUPLE_SUBCLASS) != 0 {
             let is_list = flags & ffi::Py_TPFLAGS_LIST_SUBCLASS != 0;
-            let len = if is_list { ffi::PyList_Size(obj) } else { ffi::PyTuple_Size(obj) };
+            let len = if is_list {
+                ffi::PyList_Size(obj)
+            } else {
+                ffi::PyTuple_Size(obj)
+            };
             if !visit.length(len) {
                 return false;
             }
             for index in 0..len {
-                let item = if is_list { ffi::PyList_GetItem(obj, index) } else { ffi::PyTuple_GetItem(obj, index) };
+                let item = if is_list {
+                    ffi::PyList_GetItem(obj, index)
+                } else {
+                    ffi::PyTuple_GetItem(obj, index)
+                };
                 if item.is_null() {
                     ffi::PyErr_Clear();
                     return false;

@@ -58,7 +58,9 @@ impl<'py> ObjectWalk<'_, 'py> {
     /// 2.22's `_Walker.mask(value)`.
     pub fn mask(&mut self, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         if let Ok(text) = value.cast_exact::<PyString>() {
-            return Ok(self.mask_str(text)?.map_or_else(|| value.clone(), Bound::into_any));
+            return Ok(self
+                .mask_str(text)?
+                .map_or_else(|| value.clone(), Bound::into_any));
         }
         if value.is_none()
             || value.is_exact_instance_of::<PyBool>()
@@ -72,7 +74,9 @@ impl<'py> ObjectWalk<'_, 'py> {
         }
         if value.is_exact_instance_of::<PyFloat>() {
             let text = value.str()?;
-            return Ok(self.mask_str(&text)?.map_or_else(|| value.clone(), Bound::into_any));
+            return Ok(self
+                .mask_str(&text)?
+                .map_or_else(|| value.clone(), Bound::into_any));
         }
         self.depth += 1;
         if self.depth > self.max_depth {
@@ -121,9 +125,16 @@ impl<'py> ObjectWalk<'_, 'py> {
         found.ok_or_else(|| failure(MaskError::Build))
     }
 
-    fn search(&self, bytes: &[u8], snapshot: &Snapshot, placeholder: &[u8], out: &mut Vec<u8>) -> Option<bool> {
+    fn search(
+        &self,
+        bytes: &[u8],
+        snapshot: &Snapshot,
+        placeholder: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Option<bool> {
         if bytes.len() >= DETACH_MIN_BYTES {
-            self.py.detach(|| snapshot.mask_into(bytes, placeholder, out))
+            self.py
+                .detach(|| snapshot.mask_into(bytes, placeholder, out))
         } else {
             snapshot.mask_into(bytes, placeholder, out)
         }
@@ -140,7 +151,9 @@ impl<'py> ObjectWalk<'_, 'py> {
             });
         }
         let text = value.str()?;
-        Ok(self.mask_str(&text)?.map_or_else(|| value.clone(), Bound::into_any))
+        Ok(self
+            .mask_str(&text)?
+            .map_or_else(|| value.clone(), Bound::into_any))
     }
 
     fn mask_sequence(
@@ -240,7 +253,11 @@ impl<'py> ObjectWalk<'_, 'py> {
                 Some(mapping) => mapping.contains(&key)?,
                 None => false,
             };
-            let new_item = if skip { item.clone() } else { self.mask(&item)? };
+            let new_item = if skip {
+                item.clone()
+            } else {
+                self.mask(&item)?
+            };
             let new_key = if out.is_none() && new_key.is(&key) && new_item.is(&item) {
                 // Nothing changed so far: the new dict would hold exactly these pairs.
                 unchanged.push((key.clone(), item));
@@ -289,14 +306,18 @@ impl<'py> ObjectWalk<'_, 'py> {
         tracked: &Bound<'py, PyDict>,
         entry: &Derived<'py>,
     ) -> PyResult<()> {
-        let masked_text = out.as_any().get_item(tracked.as_any().get_item(&entry.text_key)?)?;
+        let masked_text = out
+            .as_any()
+            .get_item(tracked.as_any().get_item(&entry.text_key)?)?;
         let original_text = value.as_any().get_item(&entry.text_key)?;
         if masked_text.is(&original_text) {
             return Ok(());
         }
         let original_lines = value.as_any().get_item(&entry.lines_key)?;
         let new_lines = match (entry.plain, masked_text.cast_exact::<PyString>()) {
-            (true, Ok(masked)) => split_reusing(masked, original_lines.cast::<PyList>()?)?.into_any(),
+            (true, Ok(masked)) => {
+                split_reusing(masked, original_lines.cast::<PyList>()?)?.into_any()
+            }
             _ => {
                 let lines = masked_text.call_method0(pyo3::intern!(self.py, "splitlines"))?;
                 if entry.plain {
@@ -311,10 +332,16 @@ impl<'py> ObjectWalk<'_, 'py> {
 }
 
 /// `f"{new_key} ({n})"` for the first `n` from 2 that is not a key of `out` yet.
-fn colliding_key<'py>(out: &Bound<'py, PyDict>, new_key: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+fn colliding_key<'py>(
+    out: &Bound<'py, PyDict>,
+    new_key: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
     let py = out.py();
     let text = unsafe {
-        Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyObject_Format(new_key.as_ptr(), std::ptr::null_mut()))?
+        Bound::from_owned_ptr_or_err(
+            py,
+            pyo3::ffi::PyObject_Format(new_key.as_ptr(), std::ptr::null_mut()),
+        )?
     };
     let text = text.cast_into::<PyString>()?;
     let mut suffix = 2u64;
@@ -323,7 +350,10 @@ fn colliding_key<'py>(out: &Bound<'py, PyDict>, new_key: &Bound<'py, PyAny>) -> 
         let tail = PyString::new(py, &format!(" ({suffix})"));
         // SAFETY: both are live str objects and the GIL is held; a new reference comes back.
         let candidate = unsafe {
-            Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyUnicode_Concat(text.as_ptr(), tail.as_ptr()))?
+            Bound::from_owned_ptr_or_err(
+                py,
+                pyo3::ffi::PyUnicode_Concat(text.as_ptr(), tail.as_ptr()),
+            )?
         };
         if !out.contains(&candidate)? {
             return Ok(candidate);
@@ -359,8 +389,12 @@ fn borrowed_line<'a>(list: &'a Bound<'_, PyList>, index: usize) -> Option<&'a [u
 
 /// `lines == text.splitlines()` without making the text's lines, when `text` is an exact `str`
 /// and `lines` an exact list of exact `str`s; `None` when the comparison is left to Python.
-fn lines_equal_natively(text: &Bound<'_, PyAny>, lines: &Bound<'_, PyAny>) -> PyResult<Option<bool>> {
-    let (Ok(text), Ok(lines)) = (text.cast_exact::<PyString>(), lines.cast_exact::<PyList>()) else {
+fn lines_equal_natively(
+    text: &Bound<'_, PyAny>,
+    lines: &Bound<'_, PyAny>,
+) -> PyResult<Option<bool>> {
+    let (Ok(text), Ok(lines)) = (text.cast_exact::<PyString>(), lines.cast_exact::<PyList>())
+    else {
         return Ok(None);
     };
     let bytes = text_bytes(text)?;
@@ -373,7 +407,9 @@ fn lines_equal_natively(text: &Bound<'_, PyAny>, lines: &Bound<'_, PyAny>) -> Py
         // Every item is checked for exactness even once the answer is known: that is what
         // makes the rebuild free to reuse them.
         if equal {
-            equal = spans.next().is_some_and(|(start, end)| *line == bytes[start..end]);
+            equal = spans
+                .next()
+                .is_some_and(|(start, end)| *line == bytes[start..end]);
         }
     }
     Ok(Some(equal && spans.next().is_none()))
@@ -384,7 +420,10 @@ const RESYNC_LINES: usize = 4;
 
 /// `masked.splitlines()`, with each line that equals an original line (looked for near where
 /// the previous one was found) being that original `str`.
-fn split_reusing<'py>(masked: &Bound<'py, PyString>, original: &Bound<'py, PyList>) -> PyResult<Bound<'py, PyList>> {
+fn split_reusing<'py>(
+    masked: &Bound<'py, PyString>,
+    original: &Bound<'py, PyList>,
+) -> PyResult<Bound<'py, PyList>> {
     let py = masked.py();
     let bytes = text_bytes(masked)?;
     let count = original.len();
@@ -392,8 +431,9 @@ fn split_reusing<'py>(masked: &Bound<'py, PyString>, original: &Bound<'py, PyLis
     let mut out = Vec::new();
     for (start, end) in line_spans(&bytes) {
         let line = &bytes[start..end];
-        let reused = (next..count.min(next + RESYNC_LINES))
-            .find(|&candidate| borrowed_line(original, candidate).is_some_and(|known| known == line));
+        let reused = (next..count.min(next + RESYNC_LINES)).find(|&candidate| {
+            borrowed_line(original, candidate).is_some_and(|known| known == line)
+        });
         match reused {
             Some(index) => {
                 out.push(original.get_item(index)?);

@@ -184,7 +184,10 @@ impl<'a, 'py> Walk<'a, 'py> {
     }
 
     /// `value_scrubbed` without the signal check (for a caller that checked for many values).
-    fn value_scrubbed_unticked(&mut self, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    fn value_scrubbed_unticked(
+        &mut self,
+        value: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         if let Ok(text) = value.cast_exact::<PyString>() {
             return self.text_scrubbed(value, text);
         }

@@ -10,10 +10,10 @@
 
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::Borrowed;
 use pyo3::types::{
     PyBool, PyBytes, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple,
 };
+use pyo3::Borrowed;
 
 use super::Walk;
 
@@ -51,7 +51,11 @@ impl<'py> Walk<'_, 'py> {
         Ok(false)
     }
 
-    fn fill_dict_fast(&mut self, old: &Bound<'py, PyDict>, new: &Bound<'py, PyDict>) -> PyResult<bool> {
+    fn fill_dict_fast(
+        &mut self,
+        old: &Bound<'py, PyDict>,
+        new: &Bound<'py, PyDict>,
+    ) -> PyResult<bool> {
         if !new.is_empty() {
             return Ok(false);
         }
@@ -86,7 +90,11 @@ impl<'py> Walk<'_, 'py> {
         Ok(true)
     }
 
-    fn fill_list_fast(&mut self, old: &Bound<'py, PyAny>, new: &Bound<'py, PyList>) -> PyResult<bool> {
+    fn fill_list_fast(
+        &mut self,
+        old: &Bound<'py, PyAny>,
+        new: &Bound<'py, PyList>,
+    ) -> PyResult<bool> {
         let py = self.py;
         let is_list = old.is_exact_instance_of::<PyList>();
         let len = old.len()?;
@@ -123,7 +131,9 @@ impl<'py> Walk<'_, 'py> {
                 return Err(PyErr::fetch(py));
             }
             for (index, value) in changed {
-                if ffi::PyList_SetItem(new.as_ptr(), index as ffi::Py_ssize_t, value.into_ptr()) != 0 {
+                if ffi::PyList_SetItem(new.as_ptr(), index as ffi::Py_ssize_t, value.into_ptr())
+                    != 0
+                {
                     return Err(PyErr::fetch(py));
                 }
             }
