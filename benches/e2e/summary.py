@@ -88,7 +88,7 @@ def markdown(report: dict) -> str:
     else:
         commit = f", commit {report['commit']}" if report.get("commit") else ""
         when = (f"Run of {report['started']}{commit} ({'quick' if report['quick'] else 'full'}, "
-                f"{report.get('seconds', 0):.0f}s so far{unfinished})")
+                f"{report.get('seconds', 0):.0f}s{'' if report.get('finished') else ' so far'}{unfinished})")
     out = [
         "# End-to-end benchmark (`benches/e2e`)",
         "",
