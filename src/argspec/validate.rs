@@ -373,6 +373,9 @@ impl CompiledSpec {
         if *value == Value::None && !option.required && option.default == Value::None {
             return Ok(());
         }
+        if option.elements.is_none() && super::convert::unchanged(option.kind, value) {
+            return Ok(()); // the checked value is the value as it is
+        }
         let found_in = |quote: &str, stop: &str| {
             if context.is_empty() {
                 String::new()

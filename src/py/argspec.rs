@@ -617,6 +617,7 @@ fn compile_sources(
         tagged,
         defaults,
         alias_map,
+        fallback_plan: std::sync::OnceLock::new(),
     })
 }
 
@@ -672,6 +673,8 @@ struct CompiledArgSpec {
     defaults: Vec<Option<Py<PyAny>>>,
     /// alias -> option name, for the results' `_aliases` (a copy each).
     alias_map: Py<PyDict>,
+    /// The spec's fallbacks as the fast path's `set_fallbacks` reads them (on first use).
+    fallback_plan: std::sync::OnceLock<Option<fallbacks::FallbackPlan>>,
 }
 
 impl CompiledArgSpec {
