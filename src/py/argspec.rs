@@ -193,7 +193,17 @@ fn shares_containers(
 }
 
 fn to_params(dict: &Bound<'_, PyDict>, mode: Mode, depth: usize) -> Result<Params, Unhandled> {
-    let mut params = Params::with_capacity_and_hasher(dict.len(), Default::default());
+    to_params_with_room(dict, mode, depth, 0)
+}
+
+/// `to_params` with room for `room` entries in all (validation adds every option).
+fn to_params_with_room(
+    dict: &Bound<'_, PyDict>,
+    mode: Mode,
+    depth: usize,
+    room: usize,
+) -> Result<Params, Unhandled> {
+    let mut params = Params::with_capacity_and_hasher(dict.len().max(room), Default::default());
     for (key, value) in dict.iter() {
         if !is_exact_or_tagged(&key, Base::Str) {
             return Err(Unhandled("value: dict key that is not a str"));
@@ -685,7 +695,8 @@ impl CompiledArgSpec {
         {
             return Err(Unhandled("value: container shared between parameters"));
         }
-        to_params(dict, Mode::Params, 1)
+        // Room for every option: validation adds the ones not given.
+        to_params_with_room(dict, Mode::Params, 1, self.spec.options.len())
     }
 
     /// The core's validation of `params` (made from `parameters`), ansible-core's checkers
