@@ -98,6 +98,9 @@ pub struct Outcome {
     pub deprecations: Vec<Vec<(&'static str, Value)>>,
     /// Messages ansible-core passes to `warn()` while validating sub-options, in order.
     pub warnings_to_emit: Vec<String>,
+    /// The position in `params` of each top-level option, by option index (every option is
+    /// there once validation is done).
+    pub option_positions: Vec<Option<usize>>,
 }
 
 /// Unsupported keys of one parameter dict: each as its path (options context + key; a
@@ -157,7 +160,8 @@ impl CompiledSpec {
         self.collect_no_log(&params, &mut out)?;
         self.collect_deprecations(&params, "", &mut out);
         self.collect_unsupported(&params, &[], &mut out);
-        self.check_level(&mut params, cx, &[], &mut out)?;
+        // Later steps only change values or add keys already there: positions stay valid.
+        out.option_positions = self.check_level(&mut params, cx, &[], &mut out)?;
         let mut deferred = Vec::new();
         self.validate_sub_options(
             &mut params,
@@ -174,14 +178,14 @@ impl CompiledSpec {
     }
 
     /// What ansible-core checks for every parameter dict, top level or sub-options, from the
-    /// mutually-exclusive check to the final defaults.
+    /// mutually-exclusive check to the final defaults; the position of each option in `params`.
     pub(super) fn check_level(
         &self,
         params: &mut Params,
         cx: &Context<'_>,
         context: &[String],
         out: &mut Outcome,
-    ) -> Result<(), Unhandled> {
+    ) -> Result<Vec<Option<usize>>, Unhandled> {
         let exclusive = checks::mutually_exclusive(&self.mutually_exclusive, params);
         out.check(ErrorKind::MutuallyExclusive, exclusive, context);
         // Every option ends up in the dict (its value or default): room for all at once.
@@ -232,10 +236,10 @@ impl CompiledSpec {
         // The second pass of defaults: every option still missing, None included.
         for (option, slot) in self.options.iter().zip(&mut slots) {
             if slot.is_none() {
-                self.set_default(option, params, out, cx)?;
+                *slot = Some(self.set_default(option, params, out, cx)?);
             }
         }
-        Ok(())
+        Ok(slots)
     }
 
     /// Keys of `params` that are neither options nor aliases.

@@ -420,7 +420,8 @@ impl ArgspecFastPath {
         }
         let deprecations = deprecations_to_python(py, &out.deprecations)?;
         let aliases = compiled.alias_map.bind(py).copy()?;
-        let validated = super::reuse::validated(py, compiled, given, &out.params)?;
+        let validated =
+            super::reuse::validated(py, compiled, given, &out.params, &out.option_positions)?;
         let class = self.result_class.bind(py);
         let result = class.call_method1(intern!(py, "__new__"), (class,))?;
         let errors = self.multiple.bind(py).call0()?;
