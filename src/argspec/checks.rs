@@ -98,14 +98,9 @@ pub fn required_by(entries: &[(String, Vec<String>)], params: &Params) -> Option
     })
 }
 
-/// `check_required_arguments`: required options not given, sorted.
-pub fn required_arguments<'a>(
-    required: impl Iterator<Item = &'a str>,
-    params: &Params,
-) -> Option<String> {
-    let mut missing: Vec<&str> = required
-        .filter(|name| !params.contains_key(*name))
-        .collect();
+/// `check_required_arguments`, given the required options that are missing.
+pub fn required_arguments<'a>(missing: impl Iterator<Item = &'a str>) -> Option<String> {
+    let mut missing: Vec<&str> = missing.collect();
     missing.sort_unstable();
     (!missing.is_empty()).then(|| format!("missing required arguments: {}", missing.join(", ")))
 }
@@ -164,7 +159,7 @@ mod tests {
             Some("missing parameter(s) required by 'state': path")
         );
         assert_eq!(
-            required_arguments(["b", "a"].into_iter(), &Params::default()).as_deref(),
+            required_arguments(["b", "a"].into_iter()).as_deref(),
             Some("missing required arguments: a, b")
         );
     }

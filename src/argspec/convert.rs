@@ -26,6 +26,21 @@ pub fn convert(kind: TypeKind, value: &Value, flavor: &CoreFlavor) -> Converted 
     }
 }
 
+/// Whether `convert(kind, value)` is `value` itself (a clone): the check has nothing to change.
+pub fn unchanged(kind: TypeKind, value: &Value) -> bool {
+    match (kind, value) {
+        (TypeKind::Raw, _)
+        | (TypeKind::Str, Value::Str(_))
+        | (TypeKind::Int, Value::Int(_) | Value::Bool(_))
+        | (TypeKind::Bool, Value::Bool(_))
+        | (TypeKind::Float, Value::Float(_))
+        | (TypeKind::List, Value::List(_))
+        | (TypeKind::Dict, Value::Dict(_)) => true,
+        (TypeKind::Path, Value::Str(s)) => !s.contains('$') && !s.starts_with('~'),
+        _ => false,
+    }
+}
+
 fn to_str(value: &Value) -> Converted {
     match value {
         Value::Str(_) => Ok(Ok(value.clone())),

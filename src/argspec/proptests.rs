@@ -33,6 +33,8 @@ fn value() -> impl Strategy<Value = Value> {
             Just("float".into()),
             Just("1k".into()),
             Just("1,2".into()),
+            Just("~/x".into()),
+            Just("$HOME/x".into()),
         ]
         .prop_map(Value::Str),
     ];
@@ -104,6 +106,22 @@ proptest! {
         if let Ok(spec) = CompiledSpec::compile(&input) {
             let cx = Context { flavor: &flavor, delegate: &NoDelegate };
             let _ = spec.validate(params.into_iter().collect(), &cx);
+        }
+    }
+}
+
+proptest! {
+    /// The shortcut check_type takes for a value it would not change agrees with `convert`.
+    #[test]
+    fn unchanged_means_converted_to_itself(value in value(), strings in any::<bool>()) {
+        use super::convert::{convert, unchanged};
+        use super::TypeKind;
+        let flavor = CoreFlavor { booleans_text: "'y', 'yes'".into(), no_log_default_strings: strings };
+        for kind in [TypeKind::Str, TypeKind::Int, TypeKind::Bool, TypeKind::Float, TypeKind::List,
+                     TypeKind::Dict, TypeKind::Path, TypeKind::Raw, TypeKind::Json, TypeKind::Bits] {
+            if unchanged(kind, &value) {
+                prop_assert_eq!(convert(kind, &value, &flavor), Ok(Ok(value.clone())));
+            }
         }
     }
 }

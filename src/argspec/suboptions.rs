@@ -33,6 +33,9 @@ impl CompiledSpec {
         out: &mut Outcome,
     ) -> Result<(), Unhandled> {
         for option in &self.options {
+            if !option.no_log && option.sub.is_none() {
+                continue;
+            }
             let value = params.get(&option.name);
             if option.no_log {
                 if let Some(value) = value.filter(|v| v.truthy()) {

@@ -98,6 +98,9 @@ pub struct Outcome {
     pub deprecations: Vec<Vec<(&'static str, Value)>>,
     /// Messages ansible-core passes to `warn()` while validating sub-options, in order.
     pub warnings_to_emit: Vec<String>,
+    /// The position in `params` of each top-level option, by option index (every option is
+    /// there once validation is done).
+    pub option_positions: Vec<Option<usize>>,
 }
 
 /// Unsupported keys of one parameter dict: each as its path (options context + key; a
@@ -157,7 +160,8 @@ impl CompiledSpec {
         self.collect_no_log(&params, &mut out)?;
         self.collect_deprecations(&params, "", &mut out);
         self.collect_unsupported(&params, &[], &mut out);
-        self.check_level(&mut params, cx, &[], &mut out)?;
+        // Later steps only change values or add keys already there: positions stay valid.
+        out.option_positions = self.check_level(&mut params, cx, &[], &mut out)?;
         let mut deferred = Vec::new();
         self.validate_sub_options(
             &mut params,
@@ -174,31 +178,38 @@ impl CompiledSpec {
     }
 
     /// What ansible-core checks for every parameter dict, top level or sub-options, from the
-    /// mutually-exclusive check to the final defaults.
+    /// mutually-exclusive check to the final defaults; the position of each option in `params`.
     pub(super) fn check_level(
         &self,
         params: &mut Params,
         cx: &Context<'_>,
         context: &[String],
         out: &mut Outcome,
-    ) -> Result<(), Unhandled> {
+    ) -> Result<Vec<Option<usize>>, Unhandled> {
         let exclusive = checks::mutually_exclusive(&self.mutually_exclusive, params);
         out.check(ErrorKind::MutuallyExclusive, exclusive, context);
         // Every option ends up in the dict (its value or default): room for all at once.
         params.reserve(self.options.len().saturating_sub(params.len()));
-        self.set_defaults(params, out, cx, false)?;
-        let required = self
-            .options
-            .iter()
-            .filter(|o| o.required)
-            .map(|o| o.name.as_str());
-        let missing = checks::required_arguments(required, params);
+        // Each option's position in `params`, looked up once: nothing is removed from the
+        // dict here, and what is added goes at the end, so positions stay valid.
+        let mut slots = self.set_defaults(params, out, cx)?;
+        let missing = checks::required_arguments(
+            self.options
+                .iter()
+                .zip(&slots)
+                .filter(|(o, slot)| o.required && slot.is_none())
+                .map(|(o, _)| o.name.as_str()),
+        );
         out.check(ErrorKind::Required, missing, context);
-        for option in &self.options {
-            self.check_type(option, params, out, cx, context)?;
+        for (option, slot) in self.options.iter().zip(&slots) {
+            if let Some(slot) = *slot {
+                self.check_type(option, params, slot, out, cx, context)?;
+            }
         }
-        for option in &self.options {
-            check_choices(option, params, out, context)?;
+        for (option, slot) in self.options.iter().zip(&slots) {
+            if let (Some(_), Some(slot)) = (&option.choices, *slot) {
+                check_choices(option, params, slot, out, context)?;
+            }
         }
         let p = &*params;
         let found = [
@@ -222,7 +233,13 @@ impl CompiledSpec {
         for (kind, message) in found {
             out.check(kind, message, context);
         }
-        self.set_defaults(params, out, cx, true)
+        // The second pass of defaults: every option still missing, None included.
+        for (option, slot) in self.options.iter().zip(&mut slots) {
+            if slot.is_none() {
+                *slot = Some(self.set_default(option, params, out, cx)?);
+            }
+        }
+        Ok(slots)
     }
 
     /// Keys of `params` that are neither options nor aliases.
@@ -329,49 +346,68 @@ impl CompiledSpec {
         Ok(())
     }
 
-    /// Options not given get their default: first only the non-None ones, at the end all.
+    /// The first pass of defaults (options not given with a default other than None); the
+    /// position of every option in `params` afterwards.
     fn set_defaults(
         &self,
         params: &mut Params,
         out: &mut Outcome,
         cx: &Context<'_>,
-        all: bool,
-    ) -> Result<(), Unhandled> {
+    ) -> Result<Vec<Option<usize>>, Unhandled> {
+        let mut slots = Vec::with_capacity(self.options.len());
         for option in &self.options {
-            if params.contains_key(&option.name) || !(all || option.default != Value::None) {
-                continue;
+            let mut slot = params.get_index_of(option.name.as_str());
+            if slot.is_none() && option.default != Value::None {
+                slot = Some(self.set_default(option, params, out, cx)?);
             }
-            if option.no_log && option.default.truthy() {
-                match &option.default {
-                    Value::Str(s) => out.no_log_values.push(s.clone()),
-                    _ if cx.flavor.no_log_default_strings => {
-                        secret_strings(&option.default, &mut out.no_log_values)?
-                    }
-                    _ => {
-                        return Err(Unhandled(
-                            "value: no_log default that is not a str (before 2.22)",
-                        ))
-                    }
+            slots.push(slot);
+        }
+        Ok(slots)
+    }
+
+    /// An option not given gets its default (its no_log strings recorded); its position.
+    fn set_default(
+        &self,
+        option: &OptionSpec,
+        params: &mut Params,
+        out: &mut Outcome,
+        cx: &Context<'_>,
+    ) -> Result<usize, Unhandled> {
+        if option.no_log && option.default.truthy() {
+            match &option.default {
+                Value::Str(s) => out.no_log_values.push(s.clone()),
+                _ if cx.flavor.no_log_default_strings => {
+                    secret_strings(&option.default, &mut out.no_log_values)?
+                }
+                _ => {
+                    return Err(Unhandled(
+                        "value: no_log default that is not a str (before 2.22)",
+                    ))
                 }
             }
-            params.insert(option.name.clone(), option.default.clone());
         }
-        Ok(())
+        Ok(params
+            .insert_full(option.name.clone(), option.default.clone())
+            .0)
     }
 
     fn check_type(
         &self,
         option: &OptionSpec,
         params: &mut Params,
+        slot: usize,
         out: &mut Outcome,
         cx: &Context<'_>,
         context: &[String],
     ) -> Result<(), Unhandled> {
-        let Some(value) = params.get(&option.name) else {
+        let Some((_, value)) = params.get_index(slot) else {
             return Ok(());
         };
         if *value == Value::None && !option.required && option.default == Value::None {
             return Ok(());
+        }
+        if option.elements.is_none() && super::convert::unchanged(option.kind, value) {
+            return Ok(()); // the checked value is the value as it is
         }
         let found_in = |quote: &str, stop: &str| {
             if context.is_empty() {
@@ -418,7 +454,9 @@ impl CompiledSpec {
             (Some(_), _) => return Err(Unhandled("value: elements of a non-list")),
             (None, converted) => converted,
         };
-        params.insert(option.name.clone(), converted);
+        if let Some((_, value)) = params.get_index_mut(slot) {
+            *value = converted;
+        }
         Ok(())
     }
 }
@@ -436,10 +474,11 @@ fn text_of(value: &Value) -> Result<String, Unhandled> {
 fn check_choices(
     option: &OptionSpec,
     params: &mut Params,
+    slot: usize,
     out: &mut Outcome,
     context: &[String],
 ) -> Result<(), Unhandled> {
-    let (Some(choices), Some(value)) = (&option.choices, params.get(&option.name)) else {
+    let (Some(choices), Some((_, value))) = (&option.choices, params.get_index(slot)) else {
         return Ok(());
     };
     let choices_text = || -> Result<String, Unhandled> {
@@ -476,7 +515,9 @@ fn check_choices(
         if value == Value::Str(text.into()) {
             if let Some(only) = single_boolean_choice(choices, set)? {
                 value = only;
-                params.insert(option.name.clone(), value.clone());
+                if let Some((_, slot)) = params.get_index_mut(slot) {
+                    *slot = value.clone();
+                }
             }
         }
     }

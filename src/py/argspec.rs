@@ -193,7 +193,17 @@ fn shares_containers(
 }
 
 fn to_params(dict: &Bound<'_, PyDict>, mode: Mode, depth: usize) -> Result<Params, Unhandled> {
-    let mut params = Params::with_capacity_and_hasher(dict.len(), Default::default());
+    to_params_with_room(dict, mode, depth, 0)
+}
+
+/// `to_params` with room for `room` entries in all (validation adds every option).
+fn to_params_with_room(
+    dict: &Bound<'_, PyDict>,
+    mode: Mode,
+    depth: usize,
+    room: usize,
+) -> Result<Params, Unhandled> {
+    let mut params = Params::with_capacity_and_hasher(dict.len().max(room), Default::default());
     for (key, value) in dict.iter() {
         if !is_exact_or_tagged(&key, Base::Str) {
             return Err(Unhandled("value: dict key that is not a str"));
@@ -617,6 +627,7 @@ fn compile_sources(
         tagged,
         defaults,
         alias_map,
+        fallback_plan: std::sync::OnceLock::new(),
     })
 }
 
@@ -672,6 +683,8 @@ struct CompiledArgSpec {
     defaults: Vec<Option<Py<PyAny>>>,
     /// alias -> option name, for the results' `_aliases` (a copy each).
     alias_map: Py<PyDict>,
+    /// The spec's fallbacks as the fast path's `set_fallbacks` reads them (on first use).
+    fallback_plan: std::sync::OnceLock<Option<fallbacks::FallbackPlan>>,
 }
 
 impl CompiledArgSpec {
@@ -682,7 +695,8 @@ impl CompiledArgSpec {
         {
             return Err(Unhandled("value: container shared between parameters"));
         }
-        to_params(dict, Mode::Params, 1)
+        // Room for every option: validation adds the ones not given.
+        to_params_with_room(dict, Mode::Params, 1, self.spec.options.len())
     }
 
     /// The core's validation of `params` (made from `parameters`), ansible-core's checkers

@@ -109,6 +109,33 @@ def test_env_values_are_read_on_every_call(monkeypatch):
     assert seen == ["one", "two", None, "three"]
 
 
+def test_fallbacks_changed_in_place_on_a_reused_validator(monkeypatch):
+    """The native loop reads a spec's fallbacks once per compiled spec: changing them in
+    place (names added, a strategy replaced, a fallback removed) is seen on the next call."""
+    monkeypatch.setenv("ACCEL_FB_SECOND", "second")
+    monkeypatch.setenv("ACCEL_FB_THIRD", "third")
+    names = ["ACCEL_FB_NONE"]
+    spec = {"a": {"fallback": (env_fallback, names)}, "b": {"fallback": (env_fallback, ["ACCEL_FB_THIRD"])}}
+    validator = arg_spec.ArgumentSpecValidator(spec)
+    seen = []
+
+    def step():
+        before = native_count()
+        got = validator.validate({}).validated_parameters
+        assert native_count() == before + 1
+        assert got == ORIGINAL_VALIDATE(arg_spec.ArgumentSpecValidator(spec), {}).validated_parameters
+        seen.append((got["a"], got["b"]))
+
+    step()
+    names.append("ACCEL_FB_SECOND")
+    step()
+    spec["a"]["fallback"] = (lambda: "called",)
+    step()
+    del spec["b"]["fallback"]
+    step()
+    assert seen == [(None, "third"), ("second", "third"), ("called", "third"), ("called", None)]
+
+
 def test_replaced_environ_encodekey_is_called(monkeypatch):
     """The native lookup remembers encoded names only for the encoder that made them."""
     monkeypatch.setenv("ACCEL_FB_UPPER", "found under the upper-case name")

@@ -9,7 +9,7 @@
 //! function whole, before any strategy ran.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -94,14 +94,6 @@ impl FallbackContext {
     }
 }
 
-/// The strategy and arguments of one fallback, read as ansible-core reads them.
-struct Planned<'py> {
-    index: usize,
-    strategy: Bound<'py, PyAny>,
-    args: Bound<'py, PyTuple>,
-    kwargs: Option<Bound<'py, PyDict>>,
-}
-
 /// The items of an exact tuple or list.
 fn items_of<'py>(obj: &Bound<'py, PyAny>) -> Option<Vec<Bound<'py, PyAny>>> {
     if let Ok(tuple) = obj.cast_exact::<PyTuple>() {
@@ -113,33 +105,53 @@ fn items_of<'py>(obj: &Bound<'py, PyAny>) -> Option<Vec<Bound<'py, PyAny>>> {
     }
 }
 
-pub(super) fn set_fallbacks<'py>(
-    cx: &FallbackContext,
-    compiled: &CompiledArgSpec,
-    spec: &Bound<'py, PyDict>,
-    parameters: &Bound<'py, PyDict>,
-) -> PyResult<Ran<'py>> {
+/// What `set_fallbacks` reads of a spec, read once per compiled spec: the snapshot proves
+/// the spec's dicts, lists and tuples unchanged (by identity and length) on every call that
+/// reuses it, so the strategies, their arguments and their order are the same every time.
+/// `None` when some fallback is not for the native loop.
+pub(super) struct FallbackPlan {
+    entries: Vec<Planned>,
+    /// `os.environ.encodekey` and what it gave for each `env_fallback` argument (by entry),
+    /// from the first call; another `encodekey` in its place is asked again (not kept).
+    encoded: OnceLock<EncodedArgs>,
+}
+
+/// `env_fallback` arguments as `encodekey` encoded them: by plan entry, then by argument.
+struct EncodedArgs {
+    encodekey: Py<PyAny>,
+    by_entry: Vec<Vec<Py<PyAny>>>,
+}
+
+/// The strategy and arguments of one fallback, read as ansible-core reads them.
+struct Planned {
+    index: usize,
+    strategy: Py<PyAny>,
+    args: Py<PyTuple>,
+    kwargs: Option<Py<PyDict>>,
+}
+
+fn plan(compiled: &CompiledArgSpec, spec: &Bound<'_, PyDict>) -> PyResult<Option<FallbackPlan>> {
     let py = spec.py();
-    let mut planned = Vec::new();
+    let mut entries = Vec::new();
     for (index, option) in compiled.spec.options.iter().enumerate() {
-        let name = compiled.names[index].bind(py);
-        if !option.fallback || parameters.contains(name)? {
+        if !option.fallback {
             continue;
         }
+        let name = compiled.names[index].bind(py);
         let Some(option_dict) = spec.get_item(name)? else {
-            return Ok(Ran::NotNative);
+            return Ok(None);
         };
         let Ok(option_dict) = option_dict.cast_into::<PyDict>() else {
-            return Ok(Ran::NotNative);
+            return Ok(None);
         };
         let Some(fallback) = option_dict.get_item(intern!(py, "fallback"))? else {
-            return Ok(Ran::NotNative);
+            return Ok(None);
         };
         let Some(items) = items_of(&fallback) else {
-            return Ok(Ran::NotNative);
+            return Ok(None);
         };
         let Some((strategy, rest)) = items.split_first() else {
-            return Ok(Ran::NotNative);
+            return Ok(None);
         };
         if strategy.is_none() {
             continue;
@@ -154,43 +166,73 @@ pub(super) fn set_fallbacks<'py>(
                         .iter()
                         .all(|k| k.is_exact_instance_of::<PyString>())
                 {
-                    return Ok(Ran::NotNative);
+                    return Ok(None);
                 }
-                kwargs = Some(dict.clone());
+                kwargs = Some(dict.clone().unbind());
             } else {
                 // `*args` of anything but a tuple or list: ansible-core's own error.
                 let Some(items) = items_of(item) else {
-                    return Ok(Ran::NotNative);
+                    return Ok(None);
                 };
                 args = PyTuple::new(py, items)?;
             }
         }
-        planned.push(Planned {
+        entries.push(Planned {
             index,
-            strategy: strategy.clone(),
-            args,
+            strategy: strategy.clone().unbind(),
+            args: args.unbind(),
             kwargs,
         });
     }
+    Ok(Some(FallbackPlan {
+        entries,
+        encoded: OnceLock::new(),
+    }))
+}
+
+pub(super) fn set_fallbacks<'py>(
+    cx: &FallbackContext,
+    compiled: &CompiledArgSpec,
+    spec: &Bound<'py, PyDict>,
+    parameters: &Bound<'py, PyDict>,
+) -> PyResult<Ran<'py>> {
+    let py = spec.py();
+    let plan = match compiled.fallback_plan.get() {
+        Some(plan) => plan,
+        None => {
+            let made = plan(compiled, spec)?;
+            compiled.fallback_plan.get_or_init(|| made)
+        }
+    };
+    let Some(plan) = plan else {
+        return Ok(Ran::NotNative);
+    };
+    // Which strategies run: decided before any of them runs, as ansible-core's loop checks
+    // each parameter before its own strategy (a strategy sets only its own parameter).
+    let mut due = Vec::with_capacity(plan.entries.len());
+    for (at, entry) in plan.entries.iter().enumerate() {
+        if !parameters.contains(compiled.names[entry.index].bind(py))? {
+            due.push(at);
+        }
+    }
     let found = PySet::empty(py)?;
-    for Planned {
-        index,
-        strategy,
-        args,
-        kwargs,
-    } in planned
-    {
-        let value = match call_strategy(cx, &strategy, &args, kwargs.as_ref()) {
+    let mut environ = None;
+    for at in due {
+        let entry = &plan.entries[at];
+        let strategy = entry.strategy.bind(py);
+        let args = entry.args.bind(py);
+        let kwargs = entry.kwargs.as_ref().map(|k| k.bind(py));
+        let value = match call_strategy(cx, plan, at, &mut environ, strategy, args, kwargs) {
             Ok(Some(value)) => value,
             Ok(None) => continue, // AnsibleFallbackNotFound
             Err(e) => return Ok(Ran::Raised(e)),
         };
-        if compiled.spec.options[index].no_log {
+        if compiled.spec.options[entry.index].no_log {
             if let Err(e) = add_no_log(cx, &found, &value) {
                 return Ok(Ran::Raised(e));
             }
         }
-        parameters.set_item(compiled.names[index].bind(py), value)?;
+        parameters.set_item(compiled.names[entry.index].bind(py), value)?;
     }
     Ok(Ran::Done(found))
 }
@@ -219,14 +261,22 @@ fn add_no_log(
 /// The strategy's value; `None` when it raised AnsibleFallbackNotFound.
 fn call_strategy<'py>(
     cx: &FallbackContext,
+    plan: &FallbackPlan,
+    at: usize,
+    environ: &mut Option<Option<Environ<'py>>>,
     strategy: &Bound<'py, PyAny>,
     args: &Bound<'py, PyTuple>,
     kwargs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let py = strategy.py();
     if strategy.is(cx.env_fallback.bind(py)) {
-        if let Some(found) = env_lookup(cx, args)? {
-            return Ok(found);
+        if environ.is_none() {
+            *environ = Some(Environ::current(cx, py)?);
+        }
+        if let Some(Some(environ)) = environ.as_ref() {
+            if let Some(found) = env_lookup(cx, plan, at, environ, args)? {
+                return Ok(found);
+            }
         }
     }
     match strategy.call(args, kwargs) {
@@ -242,31 +292,84 @@ fn call_strategy<'py>(
     }
 }
 
-/// `env_fallback(*args)` for str arguments and the real `os.environ`: the first name present
-/// gives its value (`Some(Some(value))`), none present is `Some(None)`; `None` when the
-/// arguments or the environment mapping are not the usual ones (the function is called).
+/// The real `os.environ` as this call finds it: the mapping, its data dict and key encoder.
+struct Environ<'py> {
+    environ: Bound<'py, PyAny>,
+    data: Bound<'py, PyDict>,
+    encodekey: Bound<'py, PyAny>,
+}
+
+impl<'py> Environ<'py> {
+    /// `None` when `os.environ` is not the usual mapping (the strategy is then called).
+    fn current(cx: &FallbackContext, py: Python<'py>) -> PyResult<Option<Environ<'py>>> {
+        let environ = cx.os_module.bind(py).getattr(intern!(py, "environ"))?;
+        if !environ.get_type().is(cx.environ_type.bind(py)) {
+            return Ok(None);
+        }
+        // What os.environ's __contains__/__getitem__ do: its own key encoding, its own data.
+        let data = environ.getattr(intern!(py, "_data"))?;
+        let Ok(data) = data.cast_into::<PyDict>() else {
+            return Ok(None);
+        };
+        let encodekey = environ.getattr(intern!(py, "encodekey"))?;
+        Ok(Some(Environ {
+            environ,
+            data,
+            encodekey,
+        }))
+    }
+}
+
+/// `env_fallback(*args)` for str arguments: the first name present gives its value
+/// (`Some(Some(value))`), none present is `Some(None)`; `None` when the arguments are not
+/// all str (the function is called).
 fn env_lookup<'py>(
     cx: &FallbackContext,
+    plan: &FallbackPlan,
+    at: usize,
+    env: &Environ<'py>,
     args: &Bound<'py, PyTuple>,
 ) -> PyResult<Option<Option<Bound<'py, PyAny>>>> {
     let py = args.py();
     if !args.iter().all(|n| n.is_exact_instance_of::<PyString>()) {
         return Ok(None);
     }
-    let environ = cx.os_module.bind(py).getattr(intern!(py, "environ"))?;
-    if !environ.get_type().is(cx.environ_type.bind(py)) {
-        return Ok(None);
+    if plan.encoded.get().is_none() {
+        let mut all = Vec::with_capacity(plan.entries.len());
+        for entry in &plan.entries {
+            let mut names = Vec::new();
+            if entry.strategy.bind(py).is(cx.env_fallback.bind(py)) {
+                for name in entry.args.bind(py).iter() {
+                    if !name.is_exact_instance_of::<PyString>() {
+                        names.clear();
+                        break;
+                    }
+                    names.push(cx.encoded_name(&env.encodekey, &name)?.unbind());
+                }
+            }
+            all.push(names);
+        }
+        let _ = plan.encoded.set(EncodedArgs {
+            encodekey: env.encodekey.clone().unbind(),
+            by_entry: all,
+        });
     }
-    // What os.environ's __contains__/__getitem__ do: its own key encoding, its own data.
-    let data = environ.getattr(intern!(py, "_data"))?;
-    let Ok(data) = data.cast_into::<PyDict>() else {
-        return Ok(None);
-    };
-    let encode = environ.getattr(intern!(py, "encodekey"))?;
-    for name in args.iter() {
-        if let Some(raw) = data.get_item(cx.encoded_name(&encode, &name)?)? {
+    let kept = plan
+        .encoded
+        .get()
+        .filter(|kept| kept.encodekey.bind(py).is(&env.encodekey))
+        .and_then(|kept| kept.by_entry.get(at))
+        .filter(|names| names.len() == args.len());
+    for (position, name) in args.iter().enumerate() {
+        let key = match kept {
+            Some(names) => names[position].bind(py).clone(),
+            None => cx.encoded_name(&env.encodekey, &name)?,
+        };
+        if let Some(raw) = env.data.get_item(key)? {
             return Ok(Some(Some(
-                environ.getattr(intern!(py, "decodevalue"))?.call1((raw,))?,
+                env.environ
+                    .getattr(intern!(py, "decodevalue"))?
+                    .call1((raw,))?,
             )));
         }
     }

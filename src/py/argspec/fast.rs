@@ -12,14 +12,13 @@
 //! validate then replays rather than run the fallbacks again (`(reason, None, exception)`
 //! when `set_fallbacks` raised).
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use pyo3::exceptions::PyException;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PySet, PyString, PyTuple, PyType};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PySet, PyString, PyTuple, PyType};
 
 use super::fallbacks::{self, FallbackContext, Ran};
 use super::snapshot::Snapshot;
@@ -85,7 +84,7 @@ pub(super) struct ArgspecFastPath {
     no_log_default_strings: bool,
     /// Whether `ValidationResult` objects can be made attribute by attribute.
     direct: bool,
-    cache: Mutex<HashMap<[usize; 6], Entry>>,
+    cache: Mutex<rustc_hash::FxHashMap<[usize; 6], Entry>>,
     fallbacks: FallbackContext,
     /// The `arg_spec.set_fallbacks` whose work the native loop may do (the accelerator's
     /// replay wrapper around ansible-core's own): any other is called.
@@ -139,7 +138,7 @@ impl ArgspecFastPath {
             booleans_text,
             no_log_default_strings,
             direct,
-            cache: Mutex::new(HashMap::new()),
+            cache: Mutex::new(Default::default()),
             fallbacks,
             trusted_set_fallbacks: Mutex::new(None),
         })
@@ -318,12 +317,18 @@ impl ArgspecFastPath {
                     .into_pyobject(py)?
                     .into_any())
             };
-            let mut added = false;
+            // Whether a fallback added a dict or list: only one of those can be shared (the
+            // caller's parameters were found sharing none).
+            let mut added_container = false;
             for (key, value) in given.iter() {
                 if dict.contains(&key)? {
                     continue;
                 }
-                added = true;
+                added_container |= !(value.is_none()
+                    || value.is_exact_instance_of::<PyString>()
+                    || value.is_exact_instance_of::<PyBool>()
+                    || value.is_exact_instance_of::<PyInt>()
+                    || value.is_exact_instance_of::<PyFloat>());
                 let Ok(key) = key.extract::<String>() else {
                     return gave_up("value: str with surrogates");
                 };
@@ -335,7 +340,7 @@ impl ArgspecFastPath {
             if take_saw_tagged() {
                 return gave_up("value: tagged fallback value");
             }
-            if added
+            if added_container
                 && compiled.spec.has_sub_options()
                 && shares_containers(given.as_any(), &mut Default::default(), 0)
             {
@@ -415,7 +420,8 @@ impl ArgspecFastPath {
         }
         let deprecations = deprecations_to_python(py, &out.deprecations)?;
         let aliases = compiled.alias_map.bind(py).copy()?;
-        let validated = super::reuse::validated(py, compiled, given, &out.params)?;
+        let validated =
+            super::reuse::validated(py, compiled, given, &out.params, &out.option_positions)?;
         let class = self.result_class.bind(py);
         let result = class.call_method1(intern!(py, "__new__"), (class,))?;
         let errors = self.multiple.bind(py).call0()?;

@@ -18,10 +18,32 @@ pub(super) fn validated<'py>(
     compiled: &CompiledArgSpec,
     given: &Bound<'py, PyDict>,
     map: &Params,
+    option_positions: &[Option<usize>],
 ) -> PyResult<Bound<'py, PyDict>> {
+    // Which option each entry is (by position), from where the core put each option; looked
+    // up by name where the positions do not say.
+    let mut option_at: Vec<Option<usize>> = vec![None; map.len()];
+    let mut placed = option_positions.len() == compiled.spec.options.len();
+    for (index, position) in option_positions.iter().enumerate() {
+        match position.and_then(|p| option_at.get_mut(p)) {
+            Some(slot) => *slot = Some(index),
+            None => placed = false,
+        }
+    }
     let dict = PyDict::new(py);
-    for (key, value) in map {
-        let index = compiled.spec.option_index(key);
+    for (position, (key, value)) in map.iter().enumerate() {
+        // The name compared all the same: a position that moved would be only slower.
+        let index = match option_at[position].filter(|i| {
+            placed
+                && compiled
+                    .spec
+                    .options
+                    .get(*i)
+                    .is_some_and(|o| o.name == *key)
+        }) {
+            Some(index) => Some(index),
+            None => compiled.spec.option_index(key),
+        };
         let key_object = match index.and_then(|i| compiled.names.get(i)) {
             Some(name) => name.bind(py).clone(),
             None => PyString::new(py, key),

@@ -127,7 +127,16 @@ unsafe fn walk(obj: *mut ffi::PyObject, visit: &mut impl Visit, depth: usize) ->
         {
             return true;
         }
-        let flags = ffi::PyType_GetFlags(kind);
+        // Then the exact containers by address, the rest by the type's flags (a call).
+        let flags = if kind == std::ptr::addr_of_mut!(ffi::PyDict_Type) {
+            ffi::Py_TPFLAGS_DICT_SUBCLASS
+        } else if kind == std::ptr::addr_of_mut!(ffi::PyList_Type) {
+            ffi::Py_TPFLAGS_LIST_SUBCLASS
+        } else if kind == std::ptr::addr_of_mut!(ffi::PyTuple_Type) {
+            ffi::Py_TPFLAGS_TUPLE_SUBCLASS
+        } else {
+            ffi::PyType_GetFlags(kind)
+        };
         if flags & (ffi::Py_TPFLAGS_UNICODE_SUBCLASS | ffi::Py_TPFLAGS_LONG_SUBCLASS) != 0 {
             true // immutable, by far the most common: nothing inside to walk
         } else if flags & ffi::Py_TPFLAGS_DICT_SUBCLASS != 0 {
