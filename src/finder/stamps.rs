@@ -26,7 +26,7 @@ const NS_PER_S: i128 = 1_000_000_000;
 
 impl Stamp {
     fn is_dir(&self) -> bool {
-        self.mode & u32::from(libc::S_IFMT) == u32::from(libc::S_IFDIR)
+        self.mode & libc::S_IFMT == libc::S_IFDIR
     }
 }
 
