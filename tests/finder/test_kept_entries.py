@@ -26,23 +26,36 @@ FIELDS = ["filename", "date_time", "compress_type", "_compresslevel", "comment",
           "header_offset", "CRC", "compress_size", "file_size"]  # fmt: skip
 
 
-def _walk(recursive_finder, open_zip, date_time, compression):
+class _Debugging(_builder.ExtensionManager):
+    """An extension manager with a debugger on: the walk notes each file's source mapping."""
+
+    @property
+    def debugger_enabled(self) -> bool:
+        return True
+
+
+def _walk(recursive_finder, open_zip, date_time, compression, debugger=False, said=None):
     buffer = io.BytesIO()
     zf = open_zip(buffer, mode="w", compression=compression)
+    extensions = _Debugging() if debugger else _builder.ExtensionManager()
+    start = len(said)
     metadata = recursive_finder("probe", "ansible.modules.probe", Origin(path="/x/probe.py").tag(MODULE), zf, date_time,
-                                _builder.ExtensionManager())
+                                extensions)
     zf.writestr(mc._make_zinfo("ansible/modules/probe.py", date_time, zf=zf), MODULE)  # as _add_module_to_zip
     infos = [{f: getattr(i, f) for f in FIELDS} for i in zf.infolist()]
     zf.close()
-    return buffer.getvalue(), metadata, infos
+    return buffer.getvalue(), metadata, infos, extensions.source_mapping, said[start:]
 
 
 def _kept_hits() -> int:
     return ansible_accel.status()["finder"].get("events", {}).get("kept_entries_hit", 0)
 
 
+@pytest.mark.parametrize("debugger", [False, True])
 @pytest.mark.parametrize("compression", [zipfile.ZIP_DEFLATED, zipfile.ZIP_STORED])
-def test_payloads_of_a_remembered_walk_equal_ansible_cores_for_every_date(compression):
+def test_payloads_of_a_remembered_walk_equal_ansible_cores_for_every_date(compression, debugger, monkeypatch):
+    said: list[str] = []
+    monkeypatch.setattr(mc.display, "vvvvv", lambda msg, host=None: said.append(msg))
     original = mc.recursive_finder
     ansible_accel.install()
     try:
@@ -50,9 +63,10 @@ def test_payloads_of_a_remembered_walk_equal_ansible_cores_for_every_date(compre
         hits = _kept_hits()
         for round_ in range(3):
             for date_time in DATES:
-                expected = _walk(original, zipfile.ZipFile, date_time, compression)
-                got = _walk(mc.recursive_finder, mc.zipfile.ZipFile, date_time, compression)
+                expected = _walk(original, zipfile.ZipFile, date_time, compression, debugger, said)
+                got = _walk(mc.recursive_finder, mc.zipfile.ZipFile, date_time, compression, debugger, said)
                 assert got == expected
+                assert len(got[4]) > 40 and bool(got[3]) == debugger  # messages said, sources mapped
         # the first walk is remembered, the second keeps its entries, the rest write them again
         assert _kept_hits() >= hits + 3 * len(DATES) - 2
         payload_events = ansible_accel.status()["payload"]

@@ -62,7 +62,10 @@ def write_found(walk: t.Any, found: dict, zf: t.Any, date_time: t.Any, extension
         entries = zf.keep_entries()
         if entries is not None:
             kept.clear()  # the entries of one compression at a time
-            kept[compression] = (tuple(found.values()), entries)
+            files = tuple(found.values())
+            messages = tuple("Including module_utils file %s" % mc.to_text(file_name, errors='surrogate_or_strict')
+                             for _, file_name in files)
+            kept[compression] = (files, entries, mc.to_text, messages)
 
 
 def _write_kept(walk: t.Any, found: dict, zf: t.Any, date_time: t.Any, extension_manager: t.Any,
@@ -75,20 +78,23 @@ def _write_kept(walk: t.Any, found: dict, zf: t.Any, date_time: t.Any, extension
     record = closure.written.get(zf.compression)
     if record is None:
         return False
-    files, entries = record
-    if files != tuple(found.values()):
+    files, entries, to_text, messages = record
+    if to_text is not mc.to_text or files != tuple(found.values()):
         return False
     if not zf.writestr_kept(entries, date_time.utctimetuple()[:6], [source for source, _ in files]):
         return False
-    say, to_text = mc.display.vvvvv, mc.to_text
-    debugger = extension_manager.debugger_enabled
-    for source_code, file_name in files:
-        if walk.has_embeds:
-            say("Including module_utils file %s" % to_text(file_name, errors='surrogate_or_strict'))
-        if debugger:
+    say = mc.display.vvvvv
+    if extension_manager.debugger_enabled:
+        for (source_code, file_name), message in zip(files, messages):
+            if walk.has_embeds:
+                say(message)
             _note_source_mapping(mc, extension_manager, source_code, file_name)
-        if not walk.has_embeds:
-            say("Including module_utils file %s" % to_text(file_name, errors='surrogate_or_strict'))
+            if not walk.has_embeds:
+                say(message)
+    else:
+        # (the messages made when the entries were kept: to_text of the same names)
+        for message in messages:
+            say(message)
     if written is not None:
         written.update(file_name for _, file_name in files)
     _counters.extra("finder", "kept_entries_hit")
