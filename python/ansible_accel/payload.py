@@ -333,9 +333,13 @@ class PayloadZipFile:
     def keep_entries(self) -> KeptEntries | None:
         """The entries written so far, kept to be written again into other empty archives
         by :meth:`writestr_kept`; None unless every one was written natively from a
-        ``ZipInfo`` by :meth:`writestr_many` or :meth:`writestr`, all with one date."""
+        ``ZipInfo`` by :meth:`writestr_many` or :meth:`writestr`, all with one date and
+        no name twice."""
         infos = self.filelist
-        if self._delegate is not None or self.fp is None or not infos or len({z.date_time for z in infos}) != 1:
+        if (
+            self._delegate is not None or self.fp is None or not infos or len({z.date_time for z in infos}) != 1
+            or len({z.filename for z in infos}) != len(infos)  # (duplicates warn when written)
+        ):  # fmt: skip
             return None
         block = self._writer.block()
         if block is None or len(block) != len(infos) or not _hold_kept(block.nbytes):

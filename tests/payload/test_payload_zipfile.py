@@ -324,6 +324,11 @@ def test_kept_entries_go_only_into_an_empty_archive_with_a_date_the_headers_hold
     mixed.writestr(zipfile.ZipInfo("a.py", DT), b"a")
     mixed.writestr(zipfile.ZipInfo("b.py", (2030, 1, 1, 0, 0, 0)), b"b")
     assert mixed.keep_entries() is None
+    twice = payload.PayloadZipFile(io.BytesIO(), zipfile.ZIP_DEFLATED)
+    twice.writestr(zipfile.ZipInfo("a.py", DT), b"a")
+    with pytest.warns(UserWarning, match="Duplicate name"):
+        twice.writestr(zipfile.ZipInfo("a.py", DT), b"again")
+    assert twice.keep_entries() is None
     handed = payload.PayloadZipFile(io.BytesIO(), zipfile.ZIP_DEFLATED)
     handed.writestr(zipfile.ZipInfo("a.py", DT), b"a")
     handed.hand_over()
