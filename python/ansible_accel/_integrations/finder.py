@@ -36,6 +36,7 @@ from .. import _counters, _native
 from .._activation import Patch, Unavailable, core_minor
 from ..finder import EVERY_LISTED_NODE, POSITIONED_NODES
 from . import _finder_closure as closure_memo
+from . import _finder_disk
 from . import _finder_locate as locate_memo
 from . import _finder_write
 from ._memo import BoundedMemo
@@ -442,6 +443,13 @@ def _prewarm(walk: _Walk) -> None:
 
     if native_zlib_matches():
         warm_cache(sources)
+    # the directory of closure records every worker's walk looks in: found (or made) once
+    # here, where each forked worker inherits the answer
+    if os.environ.get("ANSIBLE_ACCEL_FINDER_DISK", "1") != "0":
+        try:
+            _finder_disk.directory()
+        except Exception:  # noqa: BLE001 - the walks find it themselves
+            pass
 
 
 def _module_utils_paths_unshared(mc: t.Any) -> list[str] | None:
