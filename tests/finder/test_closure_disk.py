@@ -147,7 +147,8 @@ def test_the_controller_prewarm_finds_the_records_directory_for_its_workers(tmp_
         "from ansible import constants as C\n"
         "print(_finder_disk._dir_for.get(C.DEFAULT_LOCAL_TMP))\n"
     )
-    env = dict(os.environ, ANSIBLE_LOCAL_TEMP=str(local_tmp), ANSIBLE_ACCEL="1", ANSIBLE_ACCEL_FINDER_DISK="1")
+    env = dict(os.environ, ANSIBLE_LOCAL_TEMP=str(local_tmp), ANSIBLE_ACCEL="1", ANSIBLE_ACCEL_FINDER_DISK="1",
+               ANSIBLE_ACCEL_FINDER_PREWARM="1")
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == str(local_tmp / "ansible_accel_finder_v1")
     assert (local_tmp / "ansible_accel_finder_v1").is_dir()
