@@ -32,9 +32,11 @@ import os
 import random
 import stat
 import sys
+import threading
 import time
 import typing as t
 import warnings
+import weakref
 import zipfile
 import zlib
 
@@ -167,6 +169,47 @@ def _interpreter_deflate(data: bytes, level: int | None) -> tuple[int, bytes]:
     return zlib.crc32(data), compressor.compress(data) + compressor.flush()
 
 
+# Bytes of kept entries held by the process at most (each KeptEntries counts while it lives).
+_KEPT_LIMIT = 64 << 20
+_kept_bytes = 0
+_kept_lock = threading.Lock()
+
+
+def _hold_kept(nbytes: int) -> bool:
+    global _kept_bytes
+    with _kept_lock:
+        if _kept_bytes + nbytes > _KEPT_LIMIT:
+            return False
+        _kept_bytes += nbytes
+        return True
+
+
+def _release_kept(nbytes: int) -> None:
+    global _kept_bytes
+    with _kept_lock:
+        _kept_bytes -= nbytes
+
+
+def _renew_kept_lock() -> None:
+    global _kept_lock
+    _kept_lock = threading.Lock()  # another thread may have held the parent's at the fork
+
+
+os.register_at_fork(after_in_child=_renew_kept_lock)
+
+
+class KeptEntries:
+    """Entries of an archive kept by :meth:`PayloadZipFile.keep_entries`: the native block
+    (headers and data as written) and each entry's ``ZipInfo`` fields besides its date and
+    what writing sets."""
+
+    __slots__ = ("block", "fields", "names", "__weakref__")
+
+    def __init__(self, block: t.Any, fields: tuple) -> None:
+        self.block, self.fields = block, fields
+        self.names = frozenset(f[0] for f in fields)
+
+
 class PayloadZipFile:
     """``zipfile.ZipFile(fp, mode='w', compression=compression)`` for an empty, seekable
     ``fp`` at position 0 (a fresh ``BytesIO``), written natively.  ``cache_dir`` as for
@@ -188,8 +231,11 @@ class PayloadZipFile:
         self.compression = compression
         self.compresslevel = None
         self.debug = 0
-        self.filelist: list[zipfile.ZipInfo] = []
-        self.NameToInfo: dict[str, zipfile.ZipInfo] = {}
+        self._filelist: list[zipfile.ZipInfo] = []
+        self._name_to_info: dict[str, zipfile.ZipInfo] = {}
+        # entries written from a KeptEntries whose ZipInfo objects are made when first asked
+        # for (see writestr_kept): they always come first
+        self._unmade: tuple[KeptEntries, tuple] | None = None
         self._comment = b""
         self._data: list[bytes] = []
         self._delegate: zipfile.ZipFile | None = None
@@ -219,7 +265,7 @@ class PayloadZipFile:
         if zinfo.compress_type not in _NATIVE_METHODS or not isinstance(data, (bytes, bytearray)) or not _native_date(zinfo.date_time):
             self.hand_over().writestr(zinfo, data)
             return None
-        if zinfo.filename in self.NameToInfo:
+        if self._has_name(zinfo.filename):
             warnings.warn(f"Duplicate name: {zinfo.filename!r}", stacklevel=2)
         precompressed = None
         if zinfo.compress_type == ZIP_DEFLATED and (zinfo._compresslevel is not None or not native_zlib_matches()):
@@ -243,8 +289,8 @@ class PayloadZipFile:
                 self.hand_over().writestr(zinfo, data)
             return None
         zinfo.flag_bits = 0  # zipfile keeps the UTF-8 name flag out of the ZipInfo
-        self.filelist.append(zinfo)
-        self.NameToInfo[zinfo.filename] = zinfo
+        self._filelist.append(zinfo)
+        self._name_to_info[zinfo.filename] = zinfo
         self._data.append(data)
         return None
 
@@ -256,7 +302,7 @@ class PayloadZipFile:
         names = {zinfo.filename for zinfo, _ in items}
         simple = (
             self._delegate is None and self.fp is not None and len(names) == len(items)
-            and not any(name in self.NameToInfo for name in names)
+            and not any(self._has_name(name) for name in names)
             and all(isinstance(data, (bytes, bytearray)) for _, data in items)
             and all(z.compress_type in _NATIVE_METHODS and z._compresslevel is None for z, _ in items)
             and (native_zlib_matches() or all(z.compress_type == ZIP_STORED for z, _ in items))
@@ -276,13 +322,98 @@ class PayloadZipFile:
                 _flag_bits_written, zinfo.external_attr, zinfo.create_version, zinfo.extract_version,
             ) = fields  # fmt: skip
             zinfo.flag_bits = 0
-            self.filelist.append(zinfo)
-            self.NameToInfo[zinfo.filename] = zinfo
+            self._filelist.append(zinfo)
+            self._name_to_info[zinfo.filename] = zinfo
             self._data.append(data)
         if error is not None:
             zinfo, data = items[len(written)]  # as writestr leaves the entry it failed on
             zinfo.file_size, zinfo.compress_size, zinfo.CRC = len(data), 0, 0
             raise error
+
+    def keep_entries(self) -> KeptEntries | None:
+        """The entries written so far, kept to be written again into other empty archives
+        by :meth:`writestr_kept`; None unless every one was written natively from a
+        ``ZipInfo`` by :meth:`writestr_many` or :meth:`writestr`, all with one date and
+        no name twice."""
+        infos = self.filelist
+        if (
+            self._delegate is not None or self.fp is None or not infos or len({z.date_time for z in infos}) != 1
+            or len({z.filename for z in infos}) != len(infos)  # (duplicates warn when written)
+        ):  # fmt: skip
+            return None
+        block = self._writer.block()
+        if block is None or len(block) != len(infos) or not _hold_kept(block.nbytes):
+            return None
+        kept = KeptEntries(block, tuple(
+            (z.filename, z.compress_type, z.create_system, z.reserved, z.internal_attr, z.extra, z.comment)
+            for z in infos
+        ))  # fmt: skip
+        weakref.finalize(kept, _release_kept, block.nbytes)
+        return kept
+
+    def writestr_kept(self, kept: KeptEntries, date_time: tuple, datas: t.Sequence[bytes]) -> bool:
+        """Into this empty archive, ``kept``'s entries (whose data are ``datas``, in order) dated
+        ``date_time`` (six ints): the archive, ``ZipInfo`` objects and warnings are then those of
+        ``writestr_many`` writing ``ZipInfo(name, date_time)`` for each with the kept fields.
+        False, with nothing written, where it cannot be done this way."""
+        if (
+            self._delegate is not None or self.fp is None or self._filelist or self._unmade is not None
+            or len(datas) != len(kept.fields) or type(date_time) is not tuple or len(date_time) != 6
+            or not all(type(p) is int for p in date_time) or date_time[0] < 1980
+        ):  # fmt: skip
+            return False
+        written = self._writer.add_block(kept.block, date_time)
+        if written is None:
+            return False
+        self._unmade = (kept, date_time, written)
+        self._data.extend(datas)
+        return True
+
+    def _has_name(self, name: str) -> bool:
+        return name in self._name_to_info or (self._unmade is not None and name in self._unmade[0].names)
+
+    def _make_unmade(self) -> None:
+        """The ZipInfo objects of the kept entries, made as writestr_many leaves them."""
+        unmade, self._unmade = self._unmade, None
+        if unmade is None:
+            return
+        kept, date_time, written = unmade
+        infos = []
+        for (name, compress_type, system, reserved, internal, extra, comment), fields in zip(kept.fields, written):
+            zinfo = zipfile.ZipInfo(filename=name, date_time=date_time)
+            zinfo.compress_type, zinfo.create_system, zinfo.reserved = compress_type, system, reserved
+            zinfo.internal_attr, zinfo.extra, zinfo.comment = internal, extra, comment
+            (
+                zinfo.header_offset, zinfo.CRC, zinfo.compress_size, zinfo.file_size,
+                _flag_bits_written, zinfo.external_attr, zinfo.create_version, zinfo.extract_version,
+            ) = fields  # fmt: skip
+            zinfo.flag_bits = 0
+            infos.append(zinfo)
+        later = dict(self._name_to_info)
+        self._filelist[:0] = infos
+        self._name_to_info.clear()
+        self._name_to_info.update((z.filename, z) for z in infos)
+        self._name_to_info.update(later)
+
+    @property
+    def filelist(self) -> list[zipfile.ZipInfo]:
+        self._make_unmade()
+        return self._filelist
+
+    @filelist.setter
+    def filelist(self, value: list[zipfile.ZipInfo]) -> None:
+        self._make_unmade()
+        self._filelist = value
+
+    @property
+    def NameToInfo(self) -> dict[str, zipfile.ZipInfo]:  # noqa: N802 - zipfile's name
+        self._make_unmade()
+        return self._name_to_info
+
+    @NameToInfo.setter
+    def NameToInfo(self, value: dict[str, zipfile.ZipInfo]) -> None:  # noqa: N802 - zipfile's name
+        self._make_unmade()
+        self._name_to_info = value
 
     def close(self) -> None:
         if self._delegate is not None:
@@ -363,7 +494,7 @@ class PayloadZipFile:
         return self._delegate
 
     def __getattr__(self, name: str) -> t.Any:
-        if name.startswith("__") or name in ("_delegate", "_writer", "_data"):
+        if name.startswith("__") or name in ("_delegate", "_writer", "_data", "_filelist", "_name_to_info", "_unmade"):
             raise AttributeError(name)
         return getattr(self.hand_over(), name)
 

@@ -9,6 +9,7 @@
 //!
 //! Errors carry enough for the glue to raise what zipfile would raise (see [`ZipError`]).
 
+mod block;
 pub mod cache;
 mod deflate;
 pub mod disk_cache;
@@ -20,6 +21,7 @@ mod proptests;
 #[cfg(test)]
 mod tests;
 
+pub use block::Block;
 pub use deflate::{compress_entry, deflate_raw, Compressed};
 pub use disk_cache::DiskCache;
 pub use entry::{sanitize_name, EntryInfo, ExtraStripStyle};

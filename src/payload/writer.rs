@@ -48,19 +48,20 @@ pub struct WrittenEntry {
     pub extract_version: i64,
 }
 
-struct Recorded {
-    info: EntryInfo,
-    written: WrittenEntry,
+#[derive(Clone)]
+pub(super) struct Recorded {
+    pub(super) info: EntryInfo,
+    pub(super) written: WrittenEntry,
 }
 
 /// An archive being written, as a `ZipFile(BytesIO(), mode='w')` holds it.
 pub struct ZipWriter {
     /// The BytesIO's buffer: what `getvalue()` would return.
-    out: Vec<u8>,
+    pub(super) out: Vec<u8>,
     /// Where the next header goes; zipfile's `start_dir`.
-    start_dir: usize,
-    entries: Vec<Recorded>,
-    limits: Limits,
+    pub(super) start_dir: usize,
+    pub(super) entries: Vec<Recorded>,
+    pub(super) limits: Limits,
     disk_cache: Option<DiskCache>,
 }
 

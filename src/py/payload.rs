@@ -12,6 +12,11 @@ use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::types::{PyByteArray, PyBytes, PyString, PyTuple};
 
+#[path = "payload_block.rs"]
+mod block;
+
+use block::PayloadBlock;
+
 use crate::payload::{
     self, DiskCache, EntryInfo, ExtraStripStyle, Limits, Method, WrittenEntry, ZipError,
 };
@@ -34,7 +39,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(payload_cache_clear, m)?)?;
     m.add_function(wrap_pyfunction!(payload_warm_cache, m)?)?;
     m.add_class::<PayloadZipWriter>()?;
-    Ok(())
+    block::register(m)
 }
 
 /// Entry data as zipfile's `writestr` takes it: bytes-like, or str written as UTF-8.
@@ -241,7 +246,7 @@ fn payload_deflate(py: Python<'_>, data: PyBackedBytes) -> PyResult<Py<PyBytes>>
 }
 
 /// What `writestr` sets on a `ZipInfo`, in the order `PayloadZipWriter.add` returns it.
-type WrittenFields = (u64, u32, u64, u64, i64, i64, i64, i64);
+pub(crate) type WrittenFields = (u64, u32, u64, u64, i64, i64, i64, i64);
 
 /// `payload_cache_stats() -> (hits, misses, bytes, disk_hits)`: the process's deflated-entry
 /// cache, and the streams taken from a shared directory.
@@ -373,16 +378,7 @@ impl PayloadZipWriter {
                 None => writer.add(info, bytes),
             }
         })?;
-        Ok((
-            written.header_offset,
-            written.crc,
-            written.compress_size,
-            written.file_size,
-            written.flag_bits,
-            written.external_attr,
-            written.create_version,
-            written.extract_version,
-        ))
+        Ok(block::fields(&written))
     }
 
     /// Many `add`s in one call, the GIL released once: `entries` is a list of tuples of
@@ -465,25 +461,40 @@ impl PayloadZipWriter {
                 ))
             }
         };
-        let fields = written
-            .into_iter()
-            .map(|w| {
-                (
-                    w.header_offset,
-                    w.crc,
-                    w.compress_size,
-                    w.file_size,
-                    w.flag_bits,
-                    w.external_attr,
-                    w.create_version,
-                    w.extract_version,
-                )
-            })
-            .collect();
+        let fields = written.iter().map(block::fields).collect();
         Ok((
             fields,
             error.map(|e| raise(py, e).into_value(py).into_any()),
         ))
+    }
+
+    /// The entries written so far, kept to be written again (None unless the archive holds
+    /// whole entries from its start, or once finished).
+    fn block(&self) -> Option<PayloadBlock> {
+        let block = self.writer.as_ref()?.block()?;
+        Some(PayloadBlock { block })
+    }
+
+    /// `block`'s entries, dated `date_time`, written into this empty archive: what each
+    /// entry's `ZipInfo` gets, in order; None (nothing written) where they cannot be.
+    fn add_block(
+        &mut self,
+        block: &PayloadBlock,
+        date_time: &Bound<'_, PyAny>,
+    ) -> PyResult<Option<Vec<WrittenFields>>> {
+        let date_time = extract_date_time(date_time)?;
+        let Some(writer) = self.writer.as_mut() else {
+            return Ok(None);
+        };
+        let written = catch_unwind(AssertUnwindSafe(|| {
+            writer.add_block(&block.block, date_time)
+        }))
+        .map_err(|_| {
+            PayloadInternalError::new_err(
+                "internal error in ansible_accel's zip writer (a bug: please report it)",
+            )
+        })?;
+        Ok(written.map(|w| w.iter().map(block::fields).collect()))
     }
 
     /// `close()`: the whole archive (what the BytesIO holds).  The writer is spent.

@@ -130,3 +130,31 @@ def test_a_collection_closure_with_a_package_without_init_comes_back_from_disk(r
     assert _same(first, expected)
     second = run(True, module)
     assert _same(second, expected) and second["disk_hits"] == 1
+
+
+def test_the_controller_prewarm_finds_the_records_directory_for_its_workers(tmp_path):
+    """Made (or found) once in the controller's pre-warm, so a forked worker's first walk
+    inherits the answer instead of checking and making it."""
+    local_tmp = tmp_path / "local_tmp"
+    local_tmp.mkdir(mode=0o700)
+    script = (
+        "import os, ansible_accel\n"
+        "from ansible.plugins.loader import init_plugin_loader\n"
+        "init_plugin_loader()\n"
+        "ansible_accel.install()\n"
+        "from ansible_accel._integrations import finder, _finder_disk\n"
+        "finder.wait_for_prewarm()\n"
+        "from ansible import constants as C\n"
+        "print(_finder_disk._dir_for.get(C.DEFAULT_LOCAL_TMP))\n"
+    )
+    env = dict(os.environ, ANSIBLE_LOCAL_TEMP=str(local_tmp), ANSIBLE_ACCEL="1", ANSIBLE_ACCEL_FINDER_DISK="1",
+               ANSIBLE_ACCEL_FINDER_PREWARM="1")
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == str(local_tmp / "ansible_accel_finder_v1")
+    assert (local_tmp / "ansible_accel_finder_v1").is_dir()
+    env["ANSIBLE_ACCEL_FINDER_DISK"] = "0"
+    other = tmp_path / "other"
+    other.mkdir(mode=0o700)
+    env["ANSIBLE_LOCAL_TEMP"] = str(other)
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "None" and not (other / "ansible_accel_finder_v1").exists()

@@ -242,3 +242,94 @@ def _warnings():
             return manager.__exit__(*exc)
 
     return Recording()
+
+
+def _kept_items(compression, date_time):
+    made = []
+    for i, data in enumerate([b"", b"x" * 3000, b"import os\n" * 40, bytes(range(256)) * 9, b"\xe9\n"]):
+        zinfo = zipfile.ZipInfo(filename=f"pkg/m{i}{'é' if i == 4 else ''}.py", date_time=date_time)
+        zinfo.compress_type = compression
+        made.append((zinfo, data))
+    return made
+
+
+@pytest.mark.parametrize("compression", [zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED])
+@pytest.mark.parametrize("date_time", [DT, (2031, 12, 31, 23, 59, 59), (1980, 1, 1, 0, 0, 0)])
+@pytest.mark.parametrize("then", ["nothing", "writestr", "duplicate", "hand_over", "infolist_first"])
+def test_kept_entries_written_again_are_the_same_writes_with_the_new_date(compression, date_time, then):
+    """``writestr_kept`` into an empty archive leaves what ``writestr_many`` of the same
+    entries with its own date leaves: bytes, ZipInfo objects (made when first asked for),
+    warnings, and whatever is written or asked next."""
+    first = payload.PayloadZipFile(io.BytesIO(), compression)
+    first.writestr_many(_kept_items(compression, DT))
+    kept = first.keep_entries()
+    assert kept is not None and len(kept.block) == 5
+
+    def rest(archive):
+        if then == "writestr":
+            archive.writestr(zipfile.ZipInfo("m.py", date_time), b"module\n")
+        elif then == "duplicate":
+            archive.writestr(zipfile.ZipInfo("pkg/m2.py", date_time), b"again\n")
+        elif then == "hand_over":
+            archive.mkdir("pkg/sub")
+        elif then == "infolist_first":
+            assert [i.filename for i in archive.infolist()][:2] == ["pkg/m0.py", "pkg/m1.py"]
+            archive.writestr(zipfile.ZipInfo("m.py", date_time), b"module\n")
+
+    expected_buffer, got_buffer = io.BytesIO(), io.BytesIO()
+    expected_archive = payload.PayloadZipFile(expected_buffer, compression)
+    got_archive = payload.PayloadZipFile(got_buffer, compression)
+    reference_buffer = io.BytesIO()
+    reference = zipfile.ZipFile(reference_buffer, mode="w", compression=compression)
+    with _warnings() as caught:
+        expected_archive.writestr_many(_kept_items(compression, date_time))
+        rest(expected_archive)
+        for zinfo, data in _kept_items(compression, date_time):
+            reference.writestr(zinfo, data)
+        rest(reference)
+        assert got_archive.writestr_kept(kept, date_time, [data for _, data in _kept_items(compression, date_time)])
+        rest(got_archive)
+    messages = [str(w.message) for w in caught]
+    assert messages[: len(messages) // 3] == messages[len(messages) // 3: 2 * len(messages) // 3]
+    assert messages[: len(messages) // 3] == messages[2 * len(messages) // 3:]
+    assert infos(got_archive) == infos(expected_archive) == infos(reference)
+    assert got_archive.namelist() == reference.namelist()
+    assert list(got_archive.NameToInfo) == list(reference.NameToInfo)
+    for archive in (expected_archive, got_archive, reference):
+        archive.close()
+    assert got_buffer.getvalue() == expected_buffer.getvalue() == reference_buffer.getvalue()
+
+
+def test_kept_entries_go_only_into_an_empty_archive_with_a_date_the_headers_hold():
+    first = payload.PayloadZipFile(io.BytesIO(), zipfile.ZIP_DEFLATED)
+    first.writestr_many(_kept_items(zipfile.ZIP_DEFLATED, DT))
+    kept = first.keep_entries()
+    datas = [data for _, data in _kept_items(zipfile.ZIP_DEFLATED, DT)]
+    busy = payload.PayloadZipFile(io.BytesIO(), zipfile.ZIP_DEFLATED)
+    busy.writestr(zipfile.ZipInfo("first.py", DT), b"")
+    assert not busy.writestr_kept(kept, DT, datas)
+    assert busy.namelist() == ["first.py"]
+    for date_time in [(1979, 12, 31, 0, 0, 0), (2108, 1, 1, 0, 0, 0), [2024, 1, 1, 0, 0, 0], (2024.0, 1, 1, 0, 0, 0)]:
+        fresh = payload.PayloadZipFile(io.BytesIO(), zipfile.ZIP_DEFLATED)
+        assert not fresh.writestr_kept(kept, date_time, datas)
+        assert fresh.namelist() == []
+    fresh = payload.PayloadZipFile(io.BytesIO(), zipfile.ZIP_DEFLATED)
+    assert not fresh.writestr_kept(kept, DT, datas[:-1])
+    closed = payload.PayloadZipFile(io.BytesIO(), zipfile.ZIP_DEFLATED)
+    closed.close()
+    assert not closed.writestr_kept(kept, DT, datas)
+    # nothing to keep: an empty archive, one with two dates, one handed over to zipfile
+    assert payload.PayloadZipFile(io.BytesIO(), zipfile.ZIP_DEFLATED).keep_entries() is None
+    mixed = payload.PayloadZipFile(io.BytesIO(), zipfile.ZIP_DEFLATED)
+    mixed.writestr(zipfile.ZipInfo("a.py", DT), b"a")
+    mixed.writestr(zipfile.ZipInfo("b.py", (2030, 1, 1, 0, 0, 0)), b"b")
+    assert mixed.keep_entries() is None
+    twice = payload.PayloadZipFile(io.BytesIO(), zipfile.ZIP_DEFLATED)
+    twice.writestr(zipfile.ZipInfo("a.py", DT), b"a")
+    with pytest.warns(UserWarning, match="Duplicate name"):
+        twice.writestr(zipfile.ZipInfo("a.py", DT), b"again")
+    assert twice.keep_entries() is None
+    handed = payload.PayloadZipFile(io.BytesIO(), zipfile.ZIP_DEFLATED)
+    handed.writestr(zipfile.ZipInfo("a.py", DT), b"a")
+    handed.hand_over()
+    assert handed.keep_entries() is None

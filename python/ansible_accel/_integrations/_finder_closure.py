@@ -49,6 +49,8 @@ class Closure(t.NamedTuple):
     metadata: tuple[tuple[str, t.Any], ...]
     # the native check of ``stamps`` (None: checked in Python)
     check: t.Any = None
+    # the payload entries last written from it, by compression (see _finder_write.write_found)
+    written: dict | None = None
 
 
 _closures: BoundedMemo[tuple, Closure] = BoundedMemo(_CACHE_LIMIT)
@@ -168,7 +170,7 @@ def _read_record(mc: t.Any, memo_key: tuple, metadata_of: t.Callable[[str], t.An
 
 
 def _keep(memo_key: tuple, closure: Closure) -> None:
-    _closures.put(memo_key, closure._replace(check=native_check(closure.stamps)))
+    _closures.put(memo_key, closure._replace(check=native_check(closure.stamps), written={}))
 
 
 class Recorder:

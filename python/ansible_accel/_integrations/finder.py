@@ -36,6 +36,7 @@ from .. import _counters, _native
 from .._activation import Patch, Unavailable, core_minor
 from ..finder import EVERY_LISTED_NODE, POSITIONED_NODES
 from . import _finder_closure as closure_memo
+from . import _finder_disk
 from . import _finder_locate as locate_memo
 from . import _finder_write
 from ._memo import BoundedMemo
@@ -335,7 +336,7 @@ def _start(walk: _Walk, name: str, module_fqn: str, module_data: t.Any, extensio
         metadata, closure = remembered
         for parts, output_path, source in closure.files:
             found[parts] = (source, output_path)
-        return found, metadata, set() if walk.has_embeds else None
+        return found, metadata, set() if walk.has_embeds else None, closure
     finder, metadata, kind = _scan_main_module(walk, name, module_fqn, module_data)
     embeds = None
     if walk.has_embeds:
@@ -355,20 +356,20 @@ def _start(walk: _Walk, name: str, module_fqn: str, module_data: t.Any, extensio
         if closure is not None:
             for parts, output_path, source in closure.files:
                 found[parts] = (source, output_path)
-            return found, metadata, embeds
+            return found, metadata, embeds, closure
     recorder = closure_memo.Recorder(mc) if memo_key is not None else None
     pending = [mc._ModuleUtilsProcessEntry(m, True, False, is_optional=m in finder.optional_imports) for m in finder.submodules]
     pending.extend(_always_required(mc, metadata.serialization_profile, extension_manager))
     _walk_module_utils(walk, module_fqn, pending, found, embeds, module_utils_paths, recorder)
     if recorder is not None:
         recorder.store(memo_key, recorder.checks.collection_metadata, shared)
-    return found, metadata, embeds
+    return found, metadata, embeds, None
 
 
 def _recursive_finder_2_19(walk: _Walk):
     def recursive_finder(name, module_fqn, module_data, zf, date_time, extension_manager):
-        found, metadata, _ = _start(walk, name, module_fqn, module_data, extension_manager)
-        _finder_write.write_found(walk, found, zf, date_time, extension_manager, None)
+        found, metadata, _, closure = _start(walk, name, module_fqn, module_data, extension_manager)
+        _finder_write.write_found(walk, found, zf, date_time, extension_manager, None, closure)
         return metadata
 
     return recursive_finder
@@ -377,9 +378,9 @@ def _recursive_finder_2_19(walk: _Walk):
 def _recursive_finder_2_21(walk: _Walk):
     def recursive_finder(name, module_fqn, module_data, zf, date_time, extension_manager):
         mc = walk.mc
-        found, metadata, embeds = _start(walk, name, module_fqn, module_data, extension_manager)
+        found, metadata, embeds, closure = _start(walk, name, module_fqn, module_data, extension_manager)
         written: set[str] = set()
-        _finder_write.write_found(walk, found, zf, date_time, extension_manager, written)
+        _finder_write.write_found(walk, found, zf, date_time, extension_manager, written, closure)
         if embeds:
             _finder_write.write_embeds(mc, embeds, zf, date_time, written)
         return metadata
@@ -442,6 +443,13 @@ def _prewarm(walk: _Walk) -> None:
 
     if native_zlib_matches():
         warm_cache(sources)
+    # the directory of closure records every worker's walk looks in: found (or made) once
+    # here, where each forked worker inherits the answer
+    if os.environ.get("ANSIBLE_ACCEL_FINDER_DISK", "1") != "0":
+        try:
+            _finder_disk.directory()
+        except Exception:  # noqa: BLE001 - the walks find it themselves
+            pass
 
 
 def _module_utils_paths_unshared(mc: t.Any) -> list[str] | None:
