@@ -270,6 +270,9 @@ WRONG_SPECS = [
     # regression found by tests/fuzz/test_fuzz_argspec.py: a present None is iterated (AliasError)
     {"a": {"no_log": True}, "b": {"required": True, "choices": [], "aliases": ["z"], "deprecated_aliases": None, "no_log": True}},
     {"a": {"deprecated_aliases": None}},
+    # regression found by the 100,000-case run: ansible-core reads `fallback[0]` of every option
+    # that has the key, given or not, so a fallback that cannot be indexed raises on every call
+    {"a": {"choices": [], "no_log": True, "fallback": None}}, {"a": {"fallback": ()}}, {"a": {"fallback": 5}},
 ]
 
 
