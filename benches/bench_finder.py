@@ -1,7 +1,9 @@
 """Import scanning, the module dependency walk and modify_module: ansible-core's pure Python
 against the accelerator, per module, for the 8 builtin modules command, copy, file, user,
 apt, dnf, uri, get_url and (where the ``ansible`` community package is installed) 40
-collection modules spread evenly over its collections.
+collection modules spread evenly over the sorted list of its modules for which ansible-core
+builds an AnsiBallZ payload, so runs ``recursive_finder`` (``builds_ansiballz``: not
+PowerShell, not an action plugin's documentation-only ``.py``); see ``_collection_targets``.
 
 - ``scan``: compile() + ModuleDepFinder against ``scan_imports``, file by file, over every
   file of ansible-core's module_utils, its biggest files alone, the modules themselves and
@@ -75,13 +77,29 @@ def _builtin_targets() -> list[Target]:
             for n in BUILTIN_MODULES]
 
 
+def builds_ansiballz(data: bytes) -> bool:
+    """True for a module source that ``_find_module_utils`` packs as an AnsiBallZ payload
+    (and so walks with ``recursive_finder``), by ansible-core's own tests in its order: not
+    binary, then its module-replacer marker or its new-style Python import pattern.
+    PowerShell modules and the documentation-only ``.py`` files of action-plugin modules
+    (cisco.meraki's, for one) fail it: ansible-core builds no payload for them."""
+    if mc._is_binary(data):
+        return False
+    return mc.REPLACER in data or mc.NEW_STYLE_PYTHON_MODULE_RE.search(data) is not None
+
+
 def _collection_targets(count: int) -> list[Target]:
-    """``count`` collection modules spread evenly over the sorted list of all of them, each
-    one whose walk succeeds (a module that needs something not installed is passed over)."""
+    """``count`` collection modules spread evenly over the sorted list of all of them: in
+    each of ``count`` equal slices of that list, the first module for which ansible-core
+    builds an AnsiBallZ payload (``builds_ansiballz``) and whose walk succeeds here (a module
+    that needs something not installed is passed over)."""
     if COLLECTIONS_ROOT is None or not (COLLECTIONS_ROOT / "community").is_dir():
         return []
     paths = sorted(COLLECTIONS_ROOT.glob("*/*/plugins/modules/*.py"))
-    paths = [p for p in paths if p.name != "__init__.py"]
+    every = [p for p in paths if p.name != "__init__.py"]
+    paths = [p for p in every if builds_ansiballz(p.read_bytes())]
+    print(f"finder: collection modules: the first that walks in each of {count} equal slices of the {len(paths)} "
+          f"(of {len(every)}) modules ansible-core builds an AnsiBallZ payload for", flush=True)
     chosen: list[Target] = []
     step = len(paths) / count
     index = 0.0
