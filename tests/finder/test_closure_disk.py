@@ -52,7 +52,7 @@ def run(tmp_path):
         return json.loads(out.stdout.strip().splitlines()[-1])
 
     walk.module_utils = module_utils
-    walk.records = local_tmp / "ansible_accel_finder_v1"
+    walk.records = local_tmp / "ansible_accel_finder_v2"
     return walk
 
 
@@ -150,11 +150,11 @@ def test_the_controller_prewarm_finds_the_records_directory_for_its_workers(tmp_
     env = dict(os.environ, ANSIBLE_LOCAL_TEMP=str(local_tmp), ANSIBLE_ACCEL="1", ANSIBLE_ACCEL_FINDER_DISK="1",
                ANSIBLE_ACCEL_FINDER_PREWARM="1")
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
-    assert out.stdout.strip().splitlines()[-1] == str(local_tmp / "ansible_accel_finder_v1")
-    assert (local_tmp / "ansible_accel_finder_v1").is_dir()
+    assert out.stdout.strip().splitlines()[-1] == str(local_tmp / "ansible_accel_finder_v2")
+    assert (local_tmp / "ansible_accel_finder_v2").is_dir()
     env["ANSIBLE_ACCEL_FINDER_DISK"] = "0"
     other = tmp_path / "other"
     other.mkdir(mode=0o700)
     env["ANSIBLE_LOCAL_TEMP"] = str(other)
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
-    assert out.stdout.strip().splitlines()[-1] == "None" and not (other / "ansible_accel_finder_v1").exists()
+    assert out.stdout.strip().splitlines()[-1] == "None" and not (other / "ansible_accel_finder_v2").exists()

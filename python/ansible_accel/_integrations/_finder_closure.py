@@ -26,7 +26,7 @@ import typing as t
 from .. import _counters, _native
 from ._memo import BoundedMemo
 from . import _finder_disk
-from ._finder_locate import Located, Stamp, trusted
+from ._finder_locate import Located, Stamp, absence_paths, absence_state, trusted
 
 PATH = "finder"
 # Closures kept per process; past this many the memo starts again.
@@ -51,6 +51,9 @@ class Closure(t.NamedTuple):
     check: t.Any = None
     # the payload entries last written from it, by compression (see _finder_write.write_found)
     written: dict | None = None
+    # (collection, _finder_locate.absence_state()) of each absent collection an optional
+    # import was looked for in: still the state (the stamps hold the paths it could appear at)
+    absent: tuple[tuple[str, tuple], ...] = ()
 
 
 _closures: BoundedMemo[tuple, Closure] = BoundedMemo(_CACHE_LIMIT)
@@ -124,7 +127,8 @@ def lookup(mc: t.Any, memo_key: tuple, metadata_of: t.Callable[[str], t.Any], sh
     process's memory, else (``shared``) from a record on disk."""
     closure = _closures.get(memo_key)
     if closure is not None:
-        if closure.guards == guards(mc) and all(metadata_of(c) is m for c, m in closure.metadata) and unchanged(closure):
+        if (closure.guards == guards(mc) and all(metadata_of(c) is m for c, m in closure.metadata)
+                and all(absence_state(c) == s for c, s in closure.absent) and unchanged(closure)):
             _counters.extra(PATH, "closure_memo_hit")
             return closure
         _closures.drop(memo_key)
@@ -148,9 +152,18 @@ def _read_record(mc: t.Any, memo_key: tuple, metadata_of: t.Callable[[str], t.An
     record = _finder_disk.load(mc, memo_key)
     if record is None:
         return None
-    files, stamps, collections = record
+    files, stamps, collections, absent_collections = record
     if not _unchanged(stamps):
         return None
+    # an absent collection stays absent while none of the paths it could appear at (in this
+    # process's state) changed: each of them must be among the stamps just checked
+    stamped = {path for path, _ in stamps}
+    absent = []
+    for collection in absent_collections:
+        state = absence_state(collection)
+        if state is None or not stamped.issuperset(absence_paths(collection, state)):
+            return None
+        absent.append((collection, state))
     found = []
     for parts, output_path, origin in files:
         if origin is None:
@@ -166,7 +179,7 @@ def _read_record(mc: t.Any, memo_key: tuple, metadata_of: t.Callable[[str], t.An
             source = mc.Origin(path=origin).tag(data)
         found.append((parts, output_path, source))
     metadata = tuple((c, metadata_of(c)) for c in collections)
-    return Closure(guards(mc), tuple(found), tuple(stamps), metadata)
+    return Closure(guards(mc), tuple(found), tuple(stamps), metadata, absent=tuple(absent))
 
 
 def _keep(memo_key: tuple, closure: Closure) -> None:
@@ -184,6 +197,7 @@ class Recorder:
         self.files: list[tuple[tuple[str, ...], str, t.Any]] = []
         self.stamps: dict[str, Stamp] = {}
         self.collections: set[str] = set()
+        self.absent: dict[str, tuple] = {}
         self.checks: t.Any = None  # the walk's WalkChecks, set by the walk
 
     def located(self, located: Located | None) -> None:
@@ -193,6 +207,9 @@ class Recorder:
         self.stamps.update(located.dir_stamps)
         if located.collection is not None:
             self.collections.add(located.collection)
+        for collection, state in located.absent:
+            if self.absent.setdefault(collection, state) != state:
+                self.ok = False
 
     def found(self, fq_name_parts: tuple[str, ...], output_path: str, source: t.Any) -> None:
         self.files.append((tuple(fq_name_parts), output_path, source))
@@ -205,10 +222,14 @@ class Recorder:
             metadata = tuple((c, metadata_of(c)) for c in collections)
         except Exception:  # noqa: BLE001 - not rememberable then
             return
-        _keep(memo_key, Closure(self.guards, tuple(self.files), tuple(self.stamps.items()), metadata))
+        # still absent at the end of the walk (the stamps were taken before each look)
+        if any(absence_state(c) != s for c, s in self.absent.items()):
+            return
+        _keep(memo_key, Closure(self.guards, tuple(self.files), tuple(self.stamps.items()), metadata,
+                                absent=tuple(self.absent.items())))
         if shared and _original_guards is not None and self.guards == _original_guards:
             origins = []
             for parts, output_path, source in self.files:
                 origin = self.mc.Origin.get_tag(source)
                 origins.append((parts, output_path, origin.path if origin is not None else None))
-            _finder_disk.store(self.mc, memo_key, origins, self.stamps, collections)
+            _finder_disk.store(self.mc, memo_key, origins, self.stamps, collections, sorted(self.absent))

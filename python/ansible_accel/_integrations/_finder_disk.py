@@ -36,7 +36,7 @@ import typing as t
 from .. import __version__
 from ._finder_locate import Stamp, stamp, trusted
 
-FORMAT = 1
+FORMAT = 2
 # Bounds of the records' directory (a record is 30-40 KiB for most modules, up to ~0.5 MiB
 # for a module with hundreds of module_utils).
 MAX_RECORDS = 2000
@@ -123,7 +123,7 @@ def _cross_process_stamps(mc: t.Any, collections: t.Iterable[str]) -> list[tuple
 
 
 def store(mc: t.Any, memo_key: tuple, files: list[tuple[tuple[str, ...], str, str | None]],
-          stamps: dict[str, Stamp], collections: t.Iterable[str]) -> None:
+          stamps: dict[str, Stamp], collections: t.Iterable[str], absent: t.Iterable[str] = ()) -> None:
     where, name = directory(), record_name(mc, memo_key)
     if where is None or name is None:
         return
@@ -131,7 +131,8 @@ def store(mc: t.Any, memo_key: tuple, files: list[tuple[tuple[str, ...], str, st
     if not trusted(extra):
         return
     record = {"files": [[list(parts), output, origin] for parts, output, origin in files],
-              "stamps": [[p, s] for p, s in list(stamps.items()) + extra], "collections": list(collections)}
+              "stamps": [[p, s] for p, s in list(stamps.items()) + extra], "collections": list(collections),
+              "absent": list(absent)}
     target = os.path.join(where, name + ".json")
     temp = f"{target}.{os.getpid()}.part"
     try:
@@ -191,9 +192,9 @@ def _unlink(path: str) -> None:
         pass
 
 
-def load(mc: t.Any, memo_key: tuple) -> tuple[list, list[tuple[str, Stamp]], list[str]] | None:
-    """(files, stamps, collections) of this walk's record, or None (no record, or not
-    readable)."""
+def load(mc: t.Any, memo_key: tuple) -> tuple[list, list[tuple[str, Stamp]], list[str], list[str]] | None:
+    """(files, stamps, collections, absent collections) of this walk's record, or None (no
+    record, or not readable)."""
     where, name = directory(), record_name(mc, memo_key)
     if where is None or name is None:
         return None
@@ -204,10 +205,11 @@ def load(mc: t.Any, memo_key: tuple) -> tuple[list, list[tuple[str, Stamp]], lis
         files = [(tuple(parts), output, origin) for parts, output, origin in record["files"]]
         stamps = [(p, None if s is None else tuple(s)) for p, s in record["stamps"]]
         collections = [str(c) for c in record["collections"]]
+        absent = [str(c) for c in record["absent"]]
     except (OSError, ValueError, TypeError, KeyError):
         return None
     try:
         os.utime(path)  # its last use, for prune()
     except OSError:
         pass
-    return files, stamps, collections
+    return files, stamps, collections, absent

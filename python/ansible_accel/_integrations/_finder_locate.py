@@ -46,6 +46,8 @@ class Located(t.NamedTuple):
     # while the stamps hold (the file's own among them) it is what reading again would give
     source: t.Any = None
     reader: tuple | None = None
+    # (collection, absence_state()) of each absent collection the answer depended on
+    absent: tuple[tuple[str, tuple], ...] = ()
 
 
 _located: BoundedMemo[tuple, Located] = BoundedMemo(_CACHE_LIMIT)
@@ -229,6 +231,59 @@ def _collection_located(mc: t.Any, entry: t.Any, info: t.Any, checks: WalkChecks
     return Located(parts, info.output_path, info.is_package, path, (), tuple(stamps), routed_by)
 
 
+def absence_state(collection: str) -> tuple | None:
+    """What decides, beyond the disk, that the collection loader cannot find ``collection``:
+    the loader, its collection paths, the packages above the collection as imported (with
+    their search paths).  None when the collection is imported (or anything is unusual)."""
+    package = 'ansible_collections.' + collection
+    if package in sys.modules:
+        return None
+    try:
+        from ansible.utils.collection_loader import AnsibleCollectionConfig
+
+        loader = AnsibleCollectionConfig.collection_finder
+        if loader is None:
+            return None
+        root = sys.modules.get('ansible_collections')
+        namespace = sys.modules.get(package.rsplit('.', 1)[0])
+        return (loader, tuple(AnsibleCollectionConfig.collection_paths), root, tuple(getattr(root, '__path__', None) or ()),
+                namespace, tuple(getattr(namespace, '__path__', None) or ()))
+    except Exception:  # noqa: BLE001 - not rememberable
+        return None
+
+
+def absence_paths(collection: str, state: tuple) -> list[str]:
+    """Every path whose appearance could let the collection loader find ``collection`` in
+    ``state``: the collection's directory (and its namespace's, and the roots above) under
+    each collection path and each search path of the packages above it."""
+    namespace, name = collection.split('.', 1)
+    _, roots, _, root_path, _, namespace_path = state
+    paths: list[str] = []
+    for top in [os.path.join(r, 'ansible_collections') for r in roots] + list(root_path):
+        paths += [top, os.path.join(top, namespace), os.path.join(top, namespace, name)]
+    for directory in namespace_path:
+        paths += [directory, os.path.join(directory, name)]
+    return list(dict.fromkeys(paths))
+
+
+def _absent_collection(mc: t.Any, entry: t.Any, checks: WalkChecks) -> tuple[t.Any, Located | None]:
+    """An optional import from a collection that is not imported: the locator, and when it
+    found nothing because the collection is absent (no side effect: for an optional import
+    ansible-core's locator says nothing), what that answer depended on, stamped *before* the
+    locator looked."""
+    parts = entry.name_parts
+    collection = '.'.join(parts[1:3])
+    state = absence_state(collection)
+    stamps = None if state is None else tuple((p, checks.stamp(p)) for p in absence_paths(collection, state))
+    info = mc.CollectionModuleUtilLocator(parts, is_ambiguous=entry.is_ambiguous,
+                                          child_is_redirected=entry.child_is_redirected, is_optional=entry.is_optional)
+    if info.found:
+        return info, _collection_located(mc, entry, info, checks)
+    if stamps is None or type(info) is not mc.CollectionModuleUtilLocator or absence_state(collection) != state or not trusted(stamps):
+        return info, None
+    return info, Located(tuple(parts), '', False, None, (), stamps, None, absent=((collection, state),))
+
+
 def locate(mc: t.Any, entry: t.Any, module_utils_paths: list[str], checks: WalkChecks) -> tuple[t.Any, Located | None]:
     """(the locator for ``entry`` or None after ansible-core's warning for other names,
     what its answer depended on or None when it must not be remembered)."""
@@ -236,6 +291,9 @@ def locate(mc: t.Any, entry: t.Any, module_utils_paths: list[str], checks: WalkC
     if parts[0:2] == ('ansible', 'module_utils'):
         return _legacy_locator(mc, entry, module_utils_paths, checks)
     if parts[0] == 'ansible_collections':
+        if (entry.is_optional and not entry.child_is_redirected and len(parts) >= 6
+                and '.'.join(parts[:3]) not in sys.modules):
+            return _absent_collection(mc, entry, checks)
         info = mc.CollectionModuleUtilLocator(parts, is_ambiguous=entry.is_ambiguous,
                                               child_is_redirected=entry.child_is_redirected, is_optional=entry.is_optional)
         return info, _collection_located(mc, entry, info, checks)
