@@ -186,7 +186,7 @@ _resource = EmbedManager.embed('ansible.module_utils._embed', 'dnf.py')
 """
 
 
-def test_a_module_with_embeds_is_remembered_apart_and_its_finder_reused(probe_dir):
+def test_a_module_with_embeds_is_remembered_apart_with_its_embeds(probe_dir):
     from ansible_accel._activation import core_minor
 
     if core_minor() < (2, 21):
@@ -194,22 +194,68 @@ def test_a_module_with_embeds_is_remembered_apart_and_its_finder_reused(probe_di
     original = mc.recursive_finder.__wrapped_original__
     (probe_dir / "accel_probe.py").write_bytes(b"from ansible.module_utils import urls\n")
     _settle()
+
+    def events():
+        found = ansible_accel.status()["finder"].get("events", {})
+        return _hits(), found.get("remembered_embeds", 0), found.get("embed_finder_hit", 0)
+
     expected = _walk(original, EMBED_MODULE)
     assert _walk(mc.recursive_finder, EMBED_MODULE) == expected
-    events = ansible_accel.status()["finder"]["events"]
-    hits, finder_hits = _hits(), events.get("embed_finder_hit", 0)
+    hits, remembered, finder_hits = events()
+    # the next walk is remembered whole, its embeds too: no finder is asked
     assert _walk(mc.recursive_finder, EMBED_MODULE) == expected
-    events = ansible_accel.status()["finder"]["events"]
-    assert _hits() == hits + 1 and events["embed_finder_hit"] == finder_hits + 1
-    # the same content elsewhere: its embeds carry the other origin, so no finder is reused
+    assert events() == (hits + 1, remembered + 1, finder_hits)
+    # the same content elsewhere: its embeds would carry the other origin, so neither the
+    # remembered embeds nor the finder are reused
     other = Origin(path="/y/other.py").tag(EMBED_MODULE)
     assert mc.ModuleDepFinder is original.__globals__["ModuleDepFinder"]
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, mode="w", compression=zipfile.ZIP_DEFLATED) as zf:
-        mc.recursive_finder("probe", "ansible.modules.probe", other, zf, DATE_TIME, _builder.ExtensionManager())
-    assert ansible_accel.status()["finder"]["events"]["embed_finder_hit"] == finder_hits + 1
+
+    def walk_other(recursive_finder):
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, mode="w", compression=zipfile.ZIP_DEFLATED) as zf:
+            metadata = recursive_finder("probe", "ansible.modules.probe", other, zf, DATE_TIME, _builder.ExtensionManager())
+        return buffer.getvalue(), metadata
+
+    assert walk_other(mc.recursive_finder) == walk_other(original)
+    assert events()[1:] == (remembered + 1, finder_hits)
     # a changed module_util is seen: the remembered walk is not used
     (probe_dir / "accel_probe.py").write_bytes(b"from ansible.module_utils import six\n")
     _settle()
     expected = _walk(original, EMBED_MODULE)
     assert _walk(mc.recursive_finder, EMBED_MODULE) == expected
+
+
+MANY_EMBEDS = b"""from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.embed import EmbedManager
+_one = EmbedManager.embed('ansible.module_utils.common', 'validation.py')
+_two = EmbedManager.embed('ansible.module_utils', 'urls.py')
+_three = EmbedManager.embed('ansible.module_utils.common', 'validation.py')
+_four = EmbedManager.embed('ansible.module_utils._embed', 'dnf.py')
+_five = EmbedManager.embed('..module_utils.common', 'warnings.py')
+"""
+
+
+def test_remembered_embeds_are_the_finders_own_in_its_order(probe_dir):
+    """Several embeds (one repeated, one relative): the set rebuilt from memory iterates as
+    the finder's copy does (the zip order), each string tagged with the same origin."""
+    from ansible_accel._activation import core_minor
+
+    if core_minor() < (2, 21):
+        pytest.skip("embed support (EmbedManager) arrived in ansible-core 2.21")
+    from ansible_accel._integrations import _finder_embeds
+
+    original = mc.recursive_finder.__wrapped_original__
+    expected = _walk(original, MANY_EMBEDS)
+    assert _walk(mc.recursive_finder, MANY_EMBEDS) == expected
+    remembered = ansible_accel.status()["finder"]["events"].get("remembered_embeds", 0)
+    assert _walk(mc.recursive_finder, MANY_EMBEDS) == expected
+    assert ansible_accel.status()["finder"]["events"]["remembered_embeds"] == remembered + 1
+    data = Origin(path="/x/probe.py").tag(MANY_EMBEDS)
+    finder = mc.ModuleDepFinder("ansible.modules.probe", data)
+    rebuilt = _finder_embeds.rebuild(mc, data, _finder_embeds.record(mc, data, finder.embeds))
+    theirs = finder.embeds.copy()
+    assert list(rebuilt) == list(theirs)
+    for mine, their in zip(rebuilt, theirs):
+        for field in ("package", "resource"):
+            assert type(getattr(mine, field)) is type(getattr(their, field))
+            assert mc.Origin.get_tag(getattr(mine, field)) == mc.Origin.get_tag(getattr(their, field))

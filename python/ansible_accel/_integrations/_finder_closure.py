@@ -54,6 +54,8 @@ class Closure(t.NamedTuple):
     # (collection, _finder_locate.absence_state()) of each absent collection an optional
     # import was looked for in: still the state (the stamps hold the paths it could appear at)
     absent: tuple[tuple[str, tuple], ...] = ()
+    # the module's embeds (see _finder_embeds), for a walk of a module with embeds, or None
+    embeds: t.Any = None
 
 
 _closures: BoundedMemo[tuple, Closure] = BoundedMemo(_CACHE_LIMIT)
@@ -152,7 +154,7 @@ def _read_record(mc: t.Any, memo_key: tuple, metadata_of: t.Callable[[str], t.An
     record = _finder_disk.load(mc, memo_key)
     if record is None:
         return None
-    files, stamps, collections, absent_collections = record
+    files, stamps, collections, absent_collections, embeds = record
     if not _unchanged(stamps):
         return None
     # an absent collection stays absent while none of the paths it could appear at (in this
@@ -179,7 +181,7 @@ def _read_record(mc: t.Any, memo_key: tuple, metadata_of: t.Callable[[str], t.An
             source = mc.Origin(path=origin).tag(data)
         found.append((parts, output_path, source))
     metadata = tuple((c, metadata_of(c)) for c in collections)
-    return Closure(guards(mc), tuple(found), tuple(stamps), metadata, absent=tuple(absent))
+    return Closure(guards(mc), tuple(found), tuple(stamps), metadata, absent=tuple(absent), embeds=embeds)
 
 
 def _keep(memo_key: tuple, closure: Closure) -> None:
@@ -198,6 +200,7 @@ class Recorder:
         self.stamps: dict[str, Stamp] = {}
         self.collections: set[str] = set()
         self.absent: dict[str, tuple] = {}
+        self.embeds: t.Any = None  # set by the walk of a module with embeds (see _finder_embeds)
         self.checks: t.Any = None  # the walk's WalkChecks, set by the walk
 
     def located(self, located: Located | None) -> None:
@@ -226,10 +229,10 @@ class Recorder:
         if any(absence_state(c) != s for c, s in self.absent.items()):
             return
         _keep(memo_key, Closure(self.guards, tuple(self.files), tuple(self.stamps.items()), metadata,
-                                absent=tuple(self.absent.items())))
+                                absent=tuple(self.absent.items()), embeds=self.embeds))
         if shared and _original_guards is not None and self.guards == _original_guards:
             origins = []
             for parts, output_path, source in self.files:
                 origin = self.mc.Origin.get_tag(source)
                 origins.append((parts, output_path, origin.path if origin is not None else None))
-            _finder_disk.store(self.mc, memo_key, origins, self.stamps, collections, sorted(self.absent))
+            _finder_disk.store(self.mc, memo_key, origins, self.stamps, collections, sorted(self.absent), self.embeds)

@@ -90,12 +90,26 @@ def _collection_paths() -> list[str]:
     return [] if finder is None else list(AnsibleCollectionConfig.collection_paths)
 
 
+_last_digest: tuple[bytes, str] | None = None
+
+
+def _digest(data: bytes) -> str:
+    """SHA-256 of ``data``, remembered for the last one (a walk may name two records of it)."""
+    global _last_digest
+    last = _last_digest
+    if last is not None and last[0] is data:
+        return last[1]
+    digest = hashlib.sha256(data).hexdigest()
+    _last_digest = (data, digest)
+    return digest
+
+
 def record_name(mc: t.Any, memo_key: tuple) -> str | None:
     name, module_fqn, is_text, data, module_utils_paths, profile, extensions, _, with_embeds = memo_key
     try:
         identity = json.dumps([
             FORMAT, __version__, mc.__version__, os.path.realpath(mc.__file__), list(sys.version_info[:2]),
-            name, module_fqn, is_text, hashlib.sha256(data).hexdigest(), list(module_utils_paths), str(profile),
+            name, module_fqn, is_text, _digest(data), list(module_utils_paths), str(profile),
             list(extensions), _collection_paths(), with_embeds,
         ])  # fmt: skip
     except Exception:  # noqa: BLE001 - not describable: not shared
@@ -123,7 +137,7 @@ def _cross_process_stamps(mc: t.Any, collections: t.Iterable[str]) -> list[tuple
 
 
 def store(mc: t.Any, memo_key: tuple, files: list[tuple[tuple[str, ...], str, str | None]],
-          stamps: dict[str, Stamp], collections: t.Iterable[str], absent: t.Iterable[str] = ()) -> None:
+          stamps: dict[str, Stamp], collections: t.Iterable[str], absent: t.Iterable[str] = (), embeds: t.Any = None) -> None:
     where, name = directory(), record_name(mc, memo_key)
     if where is None or name is None:
         return
@@ -132,7 +146,7 @@ def store(mc: t.Any, memo_key: tuple, files: list[tuple[tuple[str, ...], str, st
         return
     record = {"files": [[list(parts), output, origin] for parts, output, origin in files],
               "stamps": [[p, s] for p, s in list(stamps.items()) + extra], "collections": list(collections),
-              "absent": list(absent)}
+              "absent": list(absent), "embeds": embeds}
     target = os.path.join(where, name + ".json")
     temp = f"{target}.{os.getpid()}.part"
     try:
@@ -192,9 +206,9 @@ def _unlink(path: str) -> None:
         pass
 
 
-def load(mc: t.Any, memo_key: tuple) -> tuple[list, list[tuple[str, Stamp]], list[str], list[str]] | None:
-    """(files, stamps, collections, absent collections) of this walk's record, or None (no
-    record, or not readable)."""
+def load(mc: t.Any, memo_key: tuple) -> tuple[list, list[tuple[str, Stamp]], list[str], list[str], t.Any] | None:
+    """(files, stamps, collections, absent collections, embeds) of this walk's record, or
+    None (no record, or not readable)."""
     where, name = directory(), record_name(mc, memo_key)
     if where is None or name is None:
         return None
@@ -206,10 +220,14 @@ def load(mc: t.Any, memo_key: tuple) -> tuple[list, list[tuple[str, Stamp]], lis
         stamps = [(p, None if s is None else tuple(s)) for p, s in record["stamps"]]
         collections = [str(c) for c in record["collections"]]
         absent = [str(c) for c in record["absent"]]
+        embeds = record["embeds"]
+        if embeds is not None:  # as _finder_embeds.record() gives them
+            origin, entries = embeds
+            embeds = (None if origin is None else tuple(origin), tuple(tuple(e) for e in entries))
     except (OSError, ValueError, TypeError, KeyError):
         return None
     try:
         os.utime(path)  # its last use, for prune()
     except OSError:
         pass
-    return files, stamps, collections, absent
+    return files, stamps, collections, absent, embeds

@@ -4,11 +4,16 @@ mapping, then (2.21+) embedded resources with their package inits."""
 
 from __future__ import annotations
 
+import inspect
 import pathlib
+import stat
+import sys
 import typing as t
 import zipfile
 
 from .. import _counters
+from ._finder_locate import stamp, trusted
+from ._memo import BoundedMemo
 
 
 def _note_source_mapping(mc: t.Any, extension_manager: t.Any, source_code: t.Any, file_name: str) -> None:
@@ -115,14 +120,94 @@ def _embed_root(mc: t.Any, package: str, roots: dict[str, pathlib.Path]) -> path
     return roots[key]
 
 
+class _KeptEmbed(t.NamedTuple):
+    """An embedded resource as last written: valid while the same import state would locate
+    the same file (``guards``) and the file keeps its stat stamp."""
+
+    guards: tuple  # compared object by object, by identity
+    path: str
+    stamp: t.Any
+    name: str  # its zip name
+    inits: tuple[str, ...]  # the names of its parents' package inits, in ansible-core's order
+    data: bytes
+
+
+_kept_embeds: BoundedMemo[tuple, _KeptEmbed] = BoundedMemo(256)
+
+
+def _embed_guards(mc: t.Any, embed: t.Any) -> tuple | None:
+    """What locating ``embed``'s file depends on in this process: the code that locates it
+    (its type's property, ansible-core's ``ir_files``) and the imported packages it is found
+    from (the resource's package and the root its zip name is relative to), with their specs."""
+    package = embed.package
+    parts = package.split('.')
+    root = 'ansible' if parts[0] == 'ansible' else '.'.join(parts[:3]) if parts[0] == 'ansible_collections' else None
+    if root is None:
+        return None
+    modules = (sys.modules.get(package), sys.modules.get(root))
+    if any(m is None for m in modules):
+        return None
+    specs = tuple(getattr(m, '__spec__', None) for m in modules)
+    return (type(embed), inspect.getattr_static(type(embed), 'path_context_manager', None), mc.ir_files) + modules + specs
+
+
+def _kept_embed(mc: t.Any, embed: t.Any) -> _KeptEmbed | None:
+    try:
+        key = (type(embed), embed.package, embed.resource)
+        kept = _kept_embeds.get(key)
+    except Exception:  # noqa: BLE001 - an unusual embed: ansible-core's way
+        return None
+    if kept is None:
+        return None
+    guards = _embed_guards(mc, embed)
+    if (guards is not None and len(guards) == len(kept.guards) and all(a is b for a, b in zip(guards, kept.guards))
+            and stamp(kept.path) == kept.stamp):
+        return kept
+    _kept_embeds.drop(key)
+    return None
+
+
+def _keep_embed(mc: t.Any, embed: t.Any, path: t.Any, path_stamp: t.Any, name: str, data: bytes) -> None:
+    """Remember a resource just written, when its file was a plain one stamped (long enough
+    ago to be trusted) before it was read."""
+    if not isinstance(path, pathlib.Path) or not path.is_absolute() or type(data) is not bytes:
+        return
+    if path_stamp is None or not stat.S_ISREG(path_stamp[5]) or not trusted([(str(path), path_stamp)]):
+        return
+    try:
+        guards = _embed_guards(mc, embed)
+        if guards is None:
+            return
+        key = (type(embed), embed.package, embed.resource)
+    except Exception:  # noqa: BLE001 - not remembered
+        return
+    inits = tuple(str(parent / '__init__.py') for parent in pathlib.PurePath(name).parents if parent.name)
+    _kept_embeds.put(key, _KeptEmbed(guards, str(path), path_stamp, name, inits, data))
+
+
 def write_embeds(mc: t.Any, embeds: set, zf: t.Any, date_time: t.Any, written: set[str]) -> None:
-    """Resources requested through EmbedManager.embed() (2.21+), with their package inits."""
+    """Resources requested through EmbedManager.embed() (2.21+), with their package inits.
+    A resource written before from a file still the same is written from memory."""
     roots: dict[str, pathlib.Path] = {}
     for embed in embeds:
         try:
             path_context = embed.path_context_manager
         except ModuleNotFoundError as ex:
             raise mc.AnsibleError('Embed package not found while packaging module.', obj=embed.package) from ex
+        # (asked for even when the resource is kept: its package import, errors and warnings
+        # are ansible-core's; only entering it, which finds the file, is spared)
+        kept = _kept_embed(mc, embed)
+        if kept is not None:
+            _counters.extra("finder", "kept_embed_hit")
+            mc.display.vvvvv(f"Including embed file {kept.name}")
+            zf.writestr(mc._make_zinfo(kept.name, date_time, zf=zf), kept.data)
+            written.add(kept.name)
+            for init in kept.inits:
+                if init not in written:
+                    mc.display.vvvvv(f"Including parent init file {init}")
+                    zf.writestr(mc._make_zinfo(init, date_time, zf=zf), b'')
+                    written.add(init)
+            continue
         with path_context as path:
             if not path.is_file():
                 raise mc.AnsibleError(f'Embed resource {embed.resource!r} not found while packaging module.', obj=embed.resource)
@@ -131,8 +216,11 @@ def write_embeds(mc: t.Any, embeds: set, zf: t.Any, date_time: t.Any, written: s
                 raise mc.AnsibleError('Embed must be an ansible/ansible_collections resource.', obj=embed.resource)
             relative = path.relative_to(root)
             mc.display.vvvvv(f"Including embed file {relative}")
-            zf.writestr(mc._make_zinfo(file_name := str(relative), date_time, zf=zf), path.read_bytes())
+            path_stamp = stamp(str(path)) if isinstance(path, pathlib.Path) else None
+            data = path.read_bytes()
+            zf.writestr(mc._make_zinfo(file_name := str(relative), date_time, zf=zf), data)
             written.add(file_name)
+            _keep_embed(mc, embed, path, path_stamp, file_name, data)
             for parent in relative.parents:
                 if not parent.name:
                     continue

@@ -37,6 +37,7 @@ from .._activation import Patch, Unavailable, core_minor
 from ..finder import EVERY_LISTED_NODE, POSITIONED_NODES
 from . import _finder_closure as closure_memo
 from . import _finder_disk
+from . import _finder_embeds
 from . import _finder_locate as locate_memo
 from . import _finder_write
 from ._memo import BoundedMemo
@@ -80,6 +81,8 @@ def clear_cache() -> None:
     with _cache_lock:
         _cache.clear()
     _embed_finders.clear()
+    _embed_modules.clear()
+    _finder_write._kept_embeds.clear()
     locate_memo.clear()
     closure_memo.clear()
 
@@ -101,6 +104,8 @@ _EMBED = object()  # what _scan says, when asked to, for a module that imports `
 # ModuleDepFinder's answers for modules importing `embed` support (2.21+), which the native
 # scan leaves to it (see _embed_finder_key).
 _embed_finders: BoundedMemo[tuple, t.Any] = BoundedMemo(64)
+# The closure-memo keys (as without embeds) of modules found to import `embed` support.
+_embed_modules: BoundedMemo[tuple, bool] = BoundedMemo(256)
 
 
 def _scan(walk: _Walk, module_fqn: str, source: bytes | str, is_pkg_init: bool, *, event: str | None = None,
@@ -321,8 +326,21 @@ def _remembered(walk: _Walk, name: str, module_fqn: str, module_data: t.Any, mod
                                 extension_manager)
     if memo_key is None:
         return None
-    closure = closure_memo.lookup(mc, memo_key, mc._get_collection_metadata, shared)
-    return None if closure is None else (metadata, closure)
+    if not _embed_modules.get(memo_key):
+        closure = closure_memo.lookup(mc, memo_key, mc._get_collection_metadata, shared)
+        if closure is not None:
+            return metadata, closure, set() if walk.has_embeds else None
+    if not walk.has_embeds:
+        return None
+    # A module with embeds (known here to have them, or maybe one whose record is on disk):
+    # its walk is remembered under the other key, with its embeds.
+    closure = closure_memo.lookup(mc, memo_key[:-1] + (True,), mc._get_collection_metadata, shared)
+    embeds = None if closure is None or closure.embeds is None else _finder_embeds.rebuild(mc, module_data, closure.embeds)
+    if embeds is None:
+        return None
+    _embed_modules.put(memo_key, True)
+    _counters.extra(PATH, "remembered_embeds")
+    return metadata, closure, embeds
 
 
 def _start(walk: _Walk, name: str, module_fqn: str, module_data: t.Any, extension_manager: t.Any):
@@ -333,10 +351,10 @@ def _start(walk: _Walk, name: str, module_fqn: str, module_data: t.Any, extensio
     shared = os.environ.get("ANSIBLE_ACCEL_FINDER_DISK", "1") != "0"
     remembered = _remembered(walk, name, module_fqn, module_data, module_utils_paths, extension_manager, shared)
     if remembered is not None:
-        metadata, closure = remembered
+        metadata, closure, embeds = remembered
         for parts, output_path, source in closure.files:
             found[parts] = (source, output_path)
-        return found, metadata, set() if walk.has_embeds else None, closure
+        return found, metadata, embeds, closure
     finder, metadata, kind = _scan_main_module(walk, name, module_fqn, module_data)
     embeds = None
     if walk.has_embeds:
@@ -352,6 +370,9 @@ def _start(walk: _Walk, name: str, module_fqn: str, module_data: t.Any, extensio
         memo_key = closure_memo.key(name, module_fqn, module_data, module_utils_paths, metadata.serialization_profile,
                                     extension_manager, with_embeds=kind == "embed")
     if memo_key is not None and kind == "embed":
+        # this very module (content, name...) has embeds: its walks need not be looked up
+        # as one without (the scan of the same content finds them again)
+        _embed_modules.put(memo_key[:-1] + (False,), True)
         closure = closure_memo.lookup(mc, memo_key, mc._get_collection_metadata, shared)
         if closure is not None:
             for parts, output_path, source in closure.files:
@@ -362,6 +383,8 @@ def _start(walk: _Walk, name: str, module_fqn: str, module_data: t.Any, extensio
     pending.extend(_always_required(mc, metadata.serialization_profile, extension_manager))
     _walk_module_utils(walk, module_fqn, pending, found, embeds, module_utils_paths, recorder)
     if recorder is not None:
+        if kind == "embed":
+            recorder.embeds = _finder_embeds.record(mc, module_data, finder.embeds)
         recorder.store(memo_key, recorder.checks.collection_metadata, shared)
     return found, metadata, embeds, None
 
