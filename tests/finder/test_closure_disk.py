@@ -32,7 +32,7 @@ zf.close()
 names = zipfile.ZipFile(io.BytesIO(buffer.getvalue())).namelist()
 events = ansible_accel.status()["finder"].get("events", {})
 print(json.dumps({"zip": hashlib.sha256(buffer.getvalue()).hexdigest(), "metadata": repr(metadata), "names": names,
-                  "disk_hits": events.get("closure_disk_hit", 0)}))
+                  "disk_hits": events.get("closure_disk_hit", 0), "embeds": events.get("remembered_embeds", 0)}))
 """
 
 MODULE = "from ansible.module_utils.basic import AnsibleModule\nfrom ansible.module_utils import accel_probe\n"
@@ -158,3 +158,32 @@ def test_the_controller_prewarm_finds_the_records_directory_for_its_workers(tmp_
     env["ANSIBLE_LOCAL_TEMP"] = str(other)
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "None" and not (other / "ansible_accel_finder_v2").exists()
+
+
+EMBED_MODULE = (
+    "from ansible.module_utils.basic import AnsibleModule\n"
+    "from ansible.module_utils import accel_probe\n"
+    "from ansible.module_utils.embed import EmbedManager\n"
+    "_resource = EmbedManager.embed('ansible.module_utils._embed', 'dnf.py')\n"
+)
+
+
+def test_a_module_with_embeds_comes_back_from_disk_with_them(run):
+    from ansible_accel._activation import core_minor
+
+    if core_minor() < (2, 21):
+        pytest.skip("embed support (EmbedManager) arrived in ansible-core 2.21")
+    probe = run.module_utils / "accel_probe.py"
+    probe.write_bytes(b"x = 1\n")
+    time.sleep(2.2)
+    expected = run(False, EMBED_MODULE)
+    assert "ansible/module_utils/_embed/dnf.py" in expected["names"]
+    first = run(True, EMBED_MODULE)
+    assert _same(first, expected) and first["disk_hits"] == 0 and first["embeds"] == 0
+    second = run(True, EMBED_MODULE)
+    # from the record, embeds too: no finder ran
+    assert _same(second, expected) and second["disk_hits"] == 1 and second["embeds"] == 1
+    probe.write_bytes(b"y = 2\n")
+    expected = run(False, EMBED_MODULE)
+    changed = run(True, EMBED_MODULE)
+    assert _same(changed, expected) and changed["disk_hits"] == 0 and changed["embeds"] == 0
