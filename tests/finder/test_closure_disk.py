@@ -23,16 +23,28 @@ from ansible._internal._datatag._tags import Origin
 import ansible_accel
 ansible_accel.install()
 module = sys.argv[1].encode()
-buffer = io.BytesIO()
-zf = mc.zipfile.ZipFile(buffer, mode="w", compression=zipfile.ZIP_DEFLATED)
-when = datetime.datetime(2024, 5, 6, 7, 8, 10, tzinfo=datetime.timezone.utc)
-metadata = mc.recursive_finder("probe", "ansible.modules.probe", Origin(path="/x/probe.py").tag(module), zf, when,
-                               _builder.ExtensionManager())
-zf.close()
+debugging = len(sys.argv) > 2 and sys.argv[2] == "debugger"  # (then walked twice: from disk, then from memory)
+
+
+class Debugging(_builder.ExtensionManager):
+    debugger_enabled = property(lambda self: True)
+
+
+mappings = []
+for _ in range(2 if debugging else 1):
+    buffer = io.BytesIO()
+    zf = mc.zipfile.ZipFile(buffer, mode="w", compression=zipfile.ZIP_DEFLATED)
+    when = datetime.datetime(2024, 5, 6, 7, 8, 10, tzinfo=datetime.timezone.utc)
+    extensions = Debugging() if debugging else _builder.ExtensionManager()
+    metadata = mc.recursive_finder("probe", "ansible.modules.probe", Origin(path="/x/probe.py").tag(module), zf, when,
+                                   extensions)
+    zf.close()
+    mappings.append(extensions.source_mapping)
 names = zipfile.ZipFile(io.BytesIO(buffer.getvalue())).namelist()
 events = ansible_accel.status()["finder"].get("events", {})
 print(json.dumps({"zip": hashlib.sha256(buffer.getvalue()).hexdigest(), "metadata": repr(metadata), "names": names,
-                  "disk_hits": events.get("closure_disk_hit", 0), "embeds": events.get("remembered_embeds", 0)}))
+                  "disk_hits": events.get("closure_disk_hit", 0), "embeds": events.get("remembered_embeds", 0),
+                  "mappings": mappings}))
 """
 
 MODULE = "from ansible.module_utils.basic import AnsibleModule\nfrom ansible.module_utils import accel_probe\n"
@@ -45,10 +57,11 @@ def run(tmp_path):
     module_utils = tmp_path / "module_utils"
     module_utils.mkdir()
 
-    def walk(accelerated: bool, module: str = MODULE) -> dict:
+    def walk(accelerated: bool, module: str = MODULE, debugger: bool = False) -> dict:
         env = dict(os.environ, ANSIBLE_LOCAL_TEMP=str(local_tmp), ANSIBLE_MODULE_UTILS=str(module_utils),
                    ANSIBLE_ACCEL="1" if accelerated else "0", ANSIBLE_ACCEL_FINDER_DISK="1")
-        out = subprocess.run([sys.executable, "-c", WALK, module], env=env, capture_output=True, text=True, check=True)
+        argv = [sys.executable, "-c", WALK, module] + (["debugger"] if debugger else [])
+        out = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
         return json.loads(out.stdout.strip().splitlines()[-1])
 
     walk.module_utils = module_utils
@@ -187,3 +200,17 @@ def test_a_module_with_embeds_comes_back_from_disk_with_them(run):
     expected = run(False, EMBED_MODULE)
     changed = run(True, EMBED_MODULE)
     assert _same(changed, expected) and changed["disk_hits"] == 0 and changed["embeds"] == 0
+
+
+def test_a_closure_from_disk_maps_sources_for_the_debugger_as_ansible_core_does(run):
+    """A closure read from a record holds its sources untagged: the debugger's source
+    mapping (the one reader of their origin) comes out as ansible-core's, from disk and then
+    from memory."""
+    (run.module_utils / "accel_probe.py").write_bytes(b"from ansible.module_utils import urls\n")
+    time.sleep(2.2)
+    expected = run(False, debugger=True)
+    assert len(expected["mappings"][0]) > 40 and expected["mappings"][0] == expected["mappings"][1]
+    assert _same(run(True), expected)  # leaves the record
+    got = run(True, debugger=True)
+    assert _same(got, expected) and got["disk_hits"] == 1
+    assert got["mappings"] == expected["mappings"]

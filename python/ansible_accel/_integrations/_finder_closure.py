@@ -56,6 +56,9 @@ class Closure(t.NamedTuple):
     absent: tuple[tuple[str, tuple], ...] = ()
     # the module's embeds (see _finder_embeds), for a walk of a module with embeds, or None
     embeds: t.Any = None
+    # zip name -> origin path of the files whose source is held untagged (a closure read
+    # from disk: their Origin tag is only ever read for the debugger's source mapping)
+    origins: dict | None = None
 
 
 _closures: BoundedMemo[tuple, Closure] = BoundedMemo(_CACHE_LIMIT)
@@ -167,21 +170,25 @@ def _read_record(mc: t.Any, memo_key: tuple, metadata_of: t.Callable[[str], t.An
             return None
         absent.append((collection, state))
     found = []
+    origins = {}
     for parts, output_path, origin in files:
         if origin is None:
             source = b''
         else:
             try:
                 with open(origin, 'rb') as f:  # as the locators read (the stamps say it is the same file)
-                    data = f.read()
+                    source = f.read()
             except FileNotFoundError:
                 if not origin.endswith('/__init__.py'):
                     return None
-                data = b''  # a collection package without one: the collection loader gives b''
-            source = mc.Origin(path=origin).tag(data)
+                source = b''  # a collection package without one: the collection loader gives b''
+            # left untagged: the bytes are the same, and the origin the locator's tag would
+            # carry is kept for the one reader of it (the debugger's source mapping)
+            origins[output_path] = origin
         found.append((parts, output_path, source))
     metadata = tuple((c, metadata_of(c)) for c in collections)
-    return Closure(guards(mc), tuple(found), tuple(stamps), metadata, absent=tuple(absent), embeds=embeds)
+    return Closure(guards(mc), tuple(found), tuple(stamps), metadata, absent=tuple(absent), embeds=embeds,
+                   origins=origins)
 
 
 def _keep(memo_key: tuple, closure: Closure) -> None:

@@ -16,9 +16,18 @@ from ._finder_locate import stamp, trusted
 from ._memo import BoundedMemo
 
 
-def _note_source_mapping(mc: t.Any, extension_manager: t.Any, source_code: t.Any, file_name: str) -> None:
-    if extension_manager.debugger_enabled and (origin := mc.Origin.get_tag(source_code)) and origin.path:
-        extension_manager.source_mapping[origin.path] = file_name
+def _note_source_mapping(mc: t.Any, extension_manager: t.Any, source_code: t.Any, file_name: str,
+                         origins: dict | None = None) -> None:
+    """ansible-core's source mapping of a file written; ``origins``: the origin path of each
+    file (by zip name) a remembered closure holds untagged (see _finder_closure)."""
+    if not extension_manager.debugger_enabled:
+        return
+    if (origin := mc.Origin.get_tag(source_code)) is not None:
+        path = origin.path
+    else:
+        path = origins.get(file_name) if origins else None
+    if path:
+        extension_manager.source_mapping[path] = file_name
 
 
 def write_found(walk: t.Any, found: dict, zf: t.Any, date_time: t.Any, extension_manager: t.Any,
@@ -38,6 +47,7 @@ def write_found(walk: t.Any, found: dict, zf: t.Any, date_time: t.Any, extension
         kept = closure.written
         empty = not zf.filelist
     say = mc.display.vvvvv
+    origins = closure.origins if closure is not None else None
     if many is None:
         for source_code, file_name in found.values():
             if walk.has_embeds:
@@ -45,7 +55,7 @@ def write_found(walk: t.Any, found: dict, zf: t.Any, date_time: t.Any, extension
             zf.writestr(mc._make_zinfo(file_name, date_time, zf=zf), source_code)
             if written is not None:
                 written.add(file_name)
-            _note_source_mapping(mc, extension_manager, source_code, file_name)
+            _note_source_mapping(mc, extension_manager, source_code, file_name, origins)
             if not walk.has_embeds:
                 say("Including module_utils file %s" % mc.to_text(file_name, errors='surrogate_or_strict'))
         return
@@ -59,7 +69,7 @@ def write_found(walk: t.Any, found: dict, zf: t.Any, date_time: t.Any, extension
         items.append((zinfo, source_code))
         if written is not None:
             written.add(file_name)
-        _note_source_mapping(mc, extension_manager, source_code, file_name)
+        _note_source_mapping(mc, extension_manager, source_code, file_name, origins)
         if not walk.has_embeds:
             say("Including module_utils file %s" % mc.to_text(file_name, errors='surrogate_or_strict'))
     many(items)
@@ -93,7 +103,7 @@ def _write_kept(walk: t.Any, found: dict, zf: t.Any, date_time: t.Any, extension
         for (source_code, file_name), message in zip(files, messages):
             if walk.has_embeds:
                 say(message)
-            _note_source_mapping(mc, extension_manager, source_code, file_name)
+            _note_source_mapping(mc, extension_manager, source_code, file_name, closure.origins)
             if not walk.has_embeds:
                 say(message)
     else:
