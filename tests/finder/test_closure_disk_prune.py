@@ -46,3 +46,16 @@ def test_stale_temporary_files_go_and_other_files_stay(tmp_path):
 
 def test_a_missing_directory_is_no_error(tmp_path):
     _finder_disk.prune(str(tmp_path / "gone"))
+
+
+def test_few_records_are_not_looked_at_but_stale_temporary_files_still_go(tmp_path, monkeypatch):
+    # at most LARGEST_RECORD each (store() leaves no larger one): 4 of them fit in 400 bytes
+    monkeypatch.setattr(_finder_disk, "LARGEST_RECORD", 100)
+    records = [_file(tmp_path / f"{i}.json", 100, 60 * i) for i in range(4)]
+    stale = _file(tmp_path / "c.json.789.part", 10, 2 * 3600)
+    _finder_disk.prune(str(tmp_path), max_records=100, max_bytes=400)
+    assert all(r.exists() for r in records) and not stale.exists()
+    # one more and they may not fit: looked at, and the least recently used go
+    records.append(_file(tmp_path / "4.json", 100, 60 * 4))
+    _finder_disk.prune(str(tmp_path), max_records=100, max_bytes=400)
+    assert [r.exists() for r in records] == [True] * 3 + [False] * 2

@@ -25,6 +25,7 @@ after an hour.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -41,6 +42,9 @@ FORMAT = 2
 # for a module with hundreds of module_utils).
 MAX_RECORDS = 2000
 MAX_BYTES = 128 << 20
+# A record larger than this is not left (so a directory of few records is within the bounds
+# without looking at their sizes: see prune()).
+LARGEST_RECORD = 1 << 20
 _STALE_TEMP_NS = 3600 * 1_000_000_000
 _DIR_NAME = f"ansible_accel_finder_v{FORMAT}"
 _dir_for: dict[str, str | None] = {}
@@ -104,11 +108,17 @@ def _digest(data: bytes) -> str:
     return digest
 
 
+@functools.lru_cache(maxsize=8)
+def _realpath(path: str) -> str:
+    """Where ansible-core's module_common really is (one lstat per component: asked once)."""
+    return os.path.realpath(path)
+
+
 def record_name(mc: t.Any, memo_key: tuple) -> str | None:
     name, module_fqn, is_text, data, module_utils_paths, profile, extensions, _, with_embeds = memo_key
     try:
         identity = json.dumps([
-            FORMAT, __version__, mc.__version__, os.path.realpath(mc.__file__), list(sys.version_info[:2]),
+            FORMAT, __version__, mc.__version__, _realpath(mc.__file__), list(sys.version_info[:2]),
             name, module_fqn, is_text, _digest(data), list(module_utils_paths), str(profile),
             list(extensions), _collection_paths(), with_embeds,
         ])  # fmt: skip
@@ -141,16 +151,19 @@ def store(mc: t.Any, memo_key: tuple, files: list[tuple[tuple[str, ...], str, st
     where, name = directory(), record_name(mc, memo_key)
     if where is None or name is None:
         return
+    collections = list(collections)
     extra = _cross_process_stamps(mc, collections)
     if not trusted(extra):
         return
     record = {"files": [[list(parts), output, origin] for parts, output, origin in files],
-              "stamps": [[p, s] for p, s in list(stamps.items()) + extra], "collections": list(collections),
+              "stamps": [[p, s] for p, s in list(stamps.items()) + extra], "collections": collections,
               "absent": list(absent), "embeds": embeds}
     target = os.path.join(where, name + ".json")
     temp = f"{target}.{os.getpid()}.part"
     try:
         text = json.dumps(record)  # (one shot: json.dump to a file would not use the C encoder)
+        if len(text) > LARGEST_RECORD:
+            return
         with open(temp, "w", encoding="utf-8", errors="surrogatepass") as f:
             f.write(text)
         os.replace(temp, target)
@@ -169,22 +182,32 @@ def prune(where: str, max_records: int | None = None, max_bytes: int | None = No
     file another process removed first...) is ignored: pruning only ever saves room."""
     max_records = MAX_RECORDS if max_records is None else max_records
     max_bytes = MAX_BYTES if max_bytes is None else max_bytes
+    try:
+        with os.scandir(where) as scanned:
+            entries = [e for e in scanned if e.name.endswith((".json", ".part"))]
+    except OSError:
+        return
+    count = sum(e.name.endswith(".json") for e in entries)
+    # Few enough records that even all of the largest size would fit: only the temporary
+    # files are looked at (a stat of every record on each store grows with the directory).
+    within_bounds = count <= max_records and count * LARGEST_RECORD <= max_bytes
     records: list[tuple[int, int, str]] = []
     now = time.time_ns()
-    try:
-        with os.scandir(where) as entries:
-            for entry in entries:
-                try:
-                    info = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                if not stat.S_ISREG(info.st_mode):
-                    continue
-                if entry.name.endswith(".json"):
-                    records.append((info.st_mtime_ns, info.st_size, entry.path))
-                elif entry.name.endswith(".part") and now - info.st_mtime_ns > _STALE_TEMP_NS:
-                    _unlink(entry.path)
-    except OSError:
+    for entry in entries:
+        is_record = entry.name.endswith(".json")
+        if is_record and within_bounds:
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISREG(info.st_mode):
+            continue
+        if is_record:
+            records.append((info.st_mtime_ns, info.st_size, entry.path))
+        elif now - info.st_mtime_ns > _STALE_TEMP_NS:
+            _unlink(entry.path)
+    if within_bounds:
         return
     total = sum(size for _, size, _ in records)
     if len(records) <= max_records and total <= max_bytes:

@@ -310,6 +310,12 @@ class _TreeProbe:
         raise _TreeNeeded(name)
 
 
+def _may_import_embed(data: bytes) -> bool:
+    """False only for a module that cannot import `embed` support: ASCII source (so no
+    identifier that normalises to another) without the word."""
+    return not data.isascii() or b"embed" in data
+
+
 def _remembered(walk: _Walk, name: str, module_fqn: str, module_data: t.Any, module_utils_paths: list[str],
                 extension_manager: t.Any, shared: bool):
     """(metadata, closure) when this very walk is remembered, before scanning the module: a
@@ -330,7 +336,7 @@ def _remembered(walk: _Walk, name: str, module_fqn: str, module_data: t.Any, mod
         closure = closure_memo.lookup(mc, memo_key, mc._get_collection_metadata, shared)
         if closure is not None:
             return metadata, closure, set() if walk.has_embeds else None
-    if not walk.has_embeds:
+    if not walk.has_embeds or not _may_import_embed(memo_key[3]):
         return None
     # A module with embeds (known here to have them, or maybe one whose record is on disk):
     # its walk is remembered under the other key, with its embeds.
