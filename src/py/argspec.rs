@@ -20,6 +20,7 @@ mod snapshot;
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(argspec_compile, m)?)?;
     m.add_function(wrap_pyfunction!(argspec_tagged_types, m)?)?;
+    m.add_function(wrap_pyfunction!(argspec_quick_spec_check, m)?)?;
     m.add_class::<CompiledArgSpec>()?;
     fast::register(m)?;
     Ok(())
@@ -56,6 +57,13 @@ static TAGGED_TYPES: std::sync::OnceLock<Vec<(usize, Base, Py<PyAny>)>> =
 thread_local! {
     /// Whether a conversion since the last reset met a tagged object.
     static SAW_TAGGED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether a reused spec is proven unchanged by the dicts' version tags rather than by a walk
+/// (see `snapshot`): for the tests, which change specs in place either way.
+#[pyfunction]
+fn argspec_quick_spec_check(py: Python<'_>) -> bool {
+    snapshot::version_tags_usable(py)
 }
 
 /// Registers ansible-core's tagged types (str, int, float, list, dict); the first call wins.
