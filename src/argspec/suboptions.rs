@@ -180,7 +180,7 @@ impl CompiledSpec {
         }
         self.collect_no_log(params, out)?;
         self.collect_unsupported(params, context, out);
-        self.check_level(params, cx, context, out)?;
+        self.check_level(params, cx, context, out, false)?;
         self.validate_sub_options(params, cx, prefix, context, out, deferred)?;
         self.share_alias_values(params, shared)
     }

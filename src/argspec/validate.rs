@@ -99,8 +99,11 @@ pub struct Outcome {
     /// Messages ansible-core passes to `warn()` while validating sub-options, in order.
     pub warnings_to_emit: Vec<String>,
     /// The position in `params` of each top-level option, by option index (every option is
-    /// there once validation is done).
+    /// there once validation is done, but for those in `none_tail`).
     pub option_positions: Vec<Option<usize>>,
+    /// Top-level options (by index, in order) that ansible-core's second pass of defaults
+    /// adds last with the value None, left out of `params` by `validate_leaving_none_tail`.
+    pub none_tail: Vec<usize>,
 }
 
 /// Unsupported keys of one parameter dict: each as its path (options context + key; a
@@ -148,7 +151,28 @@ pub(super) fn alias_deprecation(
 
 impl CompiledSpec {
     /// Validate `params` (a deep copy the caller owns).
-    pub fn validate(&self, mut params: Params, cx: &Context<'_>) -> Result<Outcome, Unhandled> {
+    pub fn validate(&self, params: Params, cx: &Context<'_>) -> Result<Outcome, Unhandled> {
+        self.validate_top(params, cx, false)
+    }
+
+    /// `validate`, except that the top-level options the last pass of defaults would add with
+    /// the value None (after every other key, in spec order) may be listed in
+    /// `Outcome::none_tail` instead of added: a caller building the result adds them for
+    /// less than the core's map would cost.
+    pub fn validate_leaving_none_tail(
+        &self,
+        params: Params,
+        cx: &Context<'_>,
+    ) -> Result<Outcome, Unhandled> {
+        self.validate_top(params, cx, true)
+    }
+
+    fn validate_top(
+        &self,
+        mut params: Params,
+        cx: &Context<'_>,
+        leave_none_tail: bool,
+    ) -> Result<Outcome, Unhandled> {
         let mut out = Outcome::default();
         for alias in self.options.iter().flat_map(|o| &o.deprecated_aliases) {
             if params.contains_key(&alias.name) {
@@ -161,7 +185,8 @@ impl CompiledSpec {
         self.collect_deprecations(&params, "", &mut out);
         self.collect_unsupported(&params, &[], &mut out);
         // Later steps only change values or add keys already there: positions stay valid.
-        out.option_positions = self.check_level(&mut params, cx, &[], &mut out)?;
+        out.option_positions =
+            self.check_level(&mut params, cx, &[], &mut out, leave_none_tail)?;
         let mut deferred = Vec::new();
         self.validate_sub_options(
             &mut params,
@@ -179,12 +204,14 @@ impl CompiledSpec {
 
     /// What ansible-core checks for every parameter dict, top level or sub-options, from the
     /// mutually-exclusive check to the final defaults; the position of each option in `params`.
+    /// `leave_none_tail`: see `validate_leaving_none_tail`.
     pub(super) fn check_level(
         &self,
         params: &mut Params,
         cx: &Context<'_>,
         context: &[String],
         out: &mut Outcome,
+        leave_none_tail: bool,
     ) -> Result<Vec<Option<usize>>, Unhandled> {
         let exclusive = checks::mutually_exclusive(&self.mutually_exclusive, params);
         out.check(ErrorKind::MutuallyExclusive, exclusive, context);
@@ -233,7 +260,19 @@ impl CompiledSpec {
         for (kind, message) in found {
             out.check(kind, message, context);
         }
-        // The second pass of defaults: every option still missing, None included.
+        // The second pass of defaults: every option still missing, None included (all of them
+        // None: the first pass added every other default).  Sub-option validation, which comes
+        // next, adds `{}` for a missing option with `apply_defaults`: then all are added here.
+        if leave_none_tail {
+            let missing = || self.options.iter().zip(&slots).filter(|(_, s)| s.is_none());
+            let plain = |o: &OptionSpec| o.sub.as_ref().is_none_or(|s| !s.apply_defaults);
+            if missing().all(|(o, _)| plain(o) && o.default == Value::None) {
+                out.none_tail = (0..self.options.len())
+                    .filter(|&i| slots[i].is_none())
+                    .collect();
+                return Ok(slots);
+            }
+        }
         for (option, slot) in self.options.iter().zip(&mut slots) {
             if slot.is_none() {
                 *slot = Some(self.set_default(option, params, out, cx)?);

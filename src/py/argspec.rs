@@ -710,12 +710,14 @@ impl CompiledArgSpec {
     /// The core's validation of `params` (made from `parameters`), ansible-core's checkers
     /// standing by; a KeyboardInterrupt or the like from one of them is raised.
     /// Also what callable types returned for options given tagged (see `CoreCheckers`).
+    /// `leave_none_tail`: the caller adds `Outcome::none_tail` to the result itself.
     #[allow(clippy::type_complexity)]
     fn run(
         &self,
         py: Python<'_>,
         parameters: &Bound<'_, PyAny>,
         params: Params,
+        leave_none_tail: bool,
     ) -> PyResult<(Result<Outcome, Unhandled>, Vec<(String, Py<PyAny>)>)> {
         let checkers = CoreCheckers {
             py,
@@ -735,7 +737,10 @@ impl CompiledArgSpec {
             flavor: &self.flavor,
             delegate: &checkers,
         };
-        let outcome = self.spec.validate(params, &cx);
+        let outcome = match leave_none_tail {
+            true => self.spec.validate_leaving_none_tail(params, &cx),
+            false => self.spec.validate(params, &cx),
+        };
         match checkers.interrupt.take() {
             Some(interrupt) => Err(interrupt),
             None => Ok((outcome, checkers.returned.take())),
@@ -765,7 +770,7 @@ impl CompiledArgSpec {
                 None => Err(Unhandled("value: parameters not a dict")),
             };
             let (outcome, returned) = match outcome {
-                Ok(params) => self.run(py, parameters, params)?,
+                Ok(params) => self.run(py, parameters, params, false)?,
                 Err(reason) => (Err(reason), Vec::new()),
             };
             let out = match outcome {

@@ -72,12 +72,19 @@ struct Entry {
 pub(super) struct ArgspecFastPath {
     result_class: Py<PyType>,
     multiple: Py<PyAny>,
+    /// `AnsibleValidationErrorMultiple.__init__` when making one without it was found to
+    /// give the same object (see `plain_multiple`): while it is still the class's, results
+    /// get their error list that way.
+    multiple_init: Option<Py<PyAny>>,
     errors_module: Py<PyAny>,
     arg_spec_module: Py<PyAny>,
     parameters_module: Py<PyAny>,
     /// `DEFAULT_TYPE_VALIDATORS` as it was at install, and a copy of its items then.
     validators_seen: Py<PyAny>,
     validators_then: Py<PyAny>,
+    /// The version tag `validators_seen` had when last found equal to `validators_then`
+    /// (0: none yet; tags start above 0 once a dict was changed).
+    validators_tag: AtomicU64,
     /// 2.22's process-wide secret registry (`arg_spec._secrets`), when there is one.
     secrets: Option<Py<PyAny>>,
     booleans_text: String,
@@ -126,14 +133,17 @@ impl ArgspecFastPath {
             os_module: os_module.into_any().unbind(),
             encoded_names: Default::default(),
         };
+        let multiple_init = plain_multiple(multiple.bind(py), errors_module.bind(py))?;
         Ok(ArgspecFastPath {
             result_class,
             multiple,
+            multiple_init,
             errors_module,
             arg_spec_module,
             parameters_module,
             validators_seen,
             validators_then,
+            validators_tag: AtomicU64::new(0),
             secrets,
             booleans_text,
             no_log_default_strings,
@@ -241,13 +251,25 @@ impl ArgspecFastPath {
     }
 
     /// Whether `DEFAULT_TYPE_VALIDATORS` is still the dict, with the same checkers, that the
-    /// compiled specs convert for.
+    /// compiled specs convert for (compared only when its version tag moved since the last
+    /// time it was found the same).
     fn validators_unchanged(&self, py: Python<'_>) -> PyResult<bool> {
         let now = self
             .parameters_module
             .bind(py)
             .getattr(intern!(py, "DEFAULT_TYPE_VALIDATORS"))?;
-        Ok(now.is(self.validators_seen.bind(py)) && now.eq(self.validators_then.bind(py))?)
+        if !now.is(self.validators_seen.bind(py)) {
+            return Ok(false);
+        }
+        let tag = now.cast::<PyDict>().ok().and_then(super::snapshot::dict_version);
+        if tag.is_some_and(|tag| tag != 0 && tag == self.validators_tag.load(Ordering::Relaxed)) {
+            return Ok(true);
+        }
+        let same = now.eq(self.validators_then.bind(py))?;
+        if let (true, Some(tag)) = (same, tag) {
+            self.validators_tag.store(tag, Ordering::Relaxed);
+        }
+        Ok(same)
     }
 
     fn validate_call<'py>(
@@ -351,7 +373,7 @@ impl ArgspecFastPath {
         let checked = ran
             .as_ref()
             .map_or(parameters.clone(), |(given, _)| given.clone().into_any());
-        let outcome = match compiled.run(py, &checked, params)?.0 {
+        let outcome = match compiled.run(py, &checked, params, true)?.0 {
             Ok(out) if !take_saw_tagged() => Ok(out),
             Ok(_) => Err(Unhandled("value: tagged value from a checker")),
             Err(reason) => Err(reason),
@@ -421,10 +443,9 @@ impl ArgspecFastPath {
         let deprecations = deprecations_to_python(py, &out.deprecations)?;
         let aliases = compiled.alias_map.bind(py).copy()?;
         let validated =
-            super::reuse::validated(py, compiled, given, &out.params, &out.option_positions)?;
-        let class = self.result_class.bind(py);
-        let result = class.call_method1(intern!(py, "__new__"), (class,))?;
-        let errors = self.multiple.bind(py).call0()?;
+            super::reuse::validated(py, compiled, given, out)?;
+        let result = new_instance(self.result_class.bind(py))?;
+        let errors = self.new_multiple(py)?;
         // The attributes in the order ValidationResult.__init__ sets them.
         let attributes = result.getattr(intern!(py, "__dict__"))?;
         attributes.set_item(intern!(py, "_no_log_values"), &no_log)?;
@@ -469,6 +490,69 @@ impl ArgspecFastPath {
         }
         Ok(result)
     }
+}
+
+impl ArgspecFastPath {
+    /// `AnsibleValidationErrorMultiple()`.
+    fn new_multiple<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let multiple = self.multiple.bind(py);
+        if let Some(init) = &self.multiple_init {
+            if multiple.getattr(intern!(py, "__init__"))?.is(init.bind(py)) {
+                let made = new_instance(multiple.cast::<PyType>()?)?;
+                made.setattr(intern!(py, "errors"), PyList::empty(py))?;
+                return Ok(made);
+            }
+        }
+        multiple.call0()
+    }
+}
+
+/// `cls.__new__(cls)`, as the type's own `tp_new` slot (a Python `__new__` included) makes it.
+fn new_instance<'py>(cls: &Bound<'py, PyType>) -> PyResult<Bound<'py, PyAny>> {
+    let py = cls.py();
+    // SAFETY: a live type and the GIL held; `tp_new` is always set for a type that can be
+    // instantiated (checked), and is called with an empty argument tuple as `cls.__new__(cls)`
+    // calls it.  A new reference or NULL with an exception set comes back.
+    unsafe {
+        let slot = pyo3::ffi::PyType_GetSlot(cls.as_type_ptr(), pyo3::ffi::Py_tp_new);
+        if slot.is_null() {
+            return cls.call_method1(intern!(py, "__new__"), (cls,));
+        }
+        let tp_new: pyo3::ffi::newfunc = std::mem::transmute(slot);
+        let args = PyTuple::empty(py);
+        let made = tp_new(cls.as_type_ptr(), args.as_ptr(), std::ptr::null_mut());
+        Bound::from_owned_ptr_or_err(py, made)
+    }
+}
+
+/// `AnsibleValidationErrorMultiple.__init__` if it is ansible-core's own and an object made by
+/// `__new__` and given an empty `errors` list is the same as `AnsibleValidationErrorMultiple()`.
+fn plain_multiple(
+    multiple: &Bound<'_, PyAny>,
+    errors_module: &Bound<'_, PyAny>,
+) -> PyResult<Option<Py<PyAny>>> {
+    let py = multiple.py();
+    let Ok(cls) = multiple.cast::<PyType>() else {
+        return Ok(None);
+    };
+    let init = multiple.getattr("__init__")?;
+    let own = match init.getattr("__code__") {
+        Ok(code) => code
+            .getattr("co_filename")?
+            .eq(errors_module.getattr("__file__")?)?,
+        Err(_) => false,
+    };
+    if !own {
+        return Ok(None);
+    }
+    let usual = multiple.call0()?;
+    let made = new_instance(cls)?;
+    made.setattr("errors", PyList::empty(py))?;
+    let same = usual.get_type().is(made.get_type())
+        && usual.getattr("__dict__")?.eq(made.getattr("__dict__")?)?
+        && usual.getattr("args")?.eq(made.getattr("args")?)?
+        && usual.str()?.to_str()? == made.str()?.to_str()?;
+    Ok(same.then(|| init.unbind()))
 }
 
 /// An unsupported parameter as ansible-core records it: its name at top level, else the

@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyList, PyString};
 
 use super::{to_python, CompiledArgSpec};
-use crate::argspec::{Params, Value};
+use crate::argspec::{Outcome, Value};
 
 /// The validated parameters as a dict keyed with the spec's own name objects; `given` is the
 /// parameter dict the core's input was made from.
@@ -17,17 +17,18 @@ pub(super) fn validated<'py>(
     py: Python<'py>,
     compiled: &CompiledArgSpec,
     given: &Bound<'py, PyDict>,
-    map: &Params,
-    option_positions: &[Option<usize>],
+    out: &Outcome,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let map = &out.params;
     // Which option each entry is (by position), from where the core put each option; looked
     // up by name where the positions do not say.
     let mut option_at: Vec<Option<usize>> = vec![None; map.len()];
-    let mut placed = option_positions.len() == compiled.spec.options.len();
-    for (index, position) in option_positions.iter().enumerate() {
-        match position.and_then(|p| option_at.get_mut(p)) {
-            Some(slot) => *slot = Some(index),
-            None => placed = false,
+    let mut placed = out.option_positions.len() == compiled.spec.options.len();
+    for (index, position) in out.option_positions.iter().enumerate() {
+        match position.map(|p| option_at.get_mut(p)) {
+            Some(Some(slot)) => *slot = Some(index),
+            Some(None) => placed = false,
+            None => placed &= out.none_tail.contains(&index),
         }
     }
     let dict = PyDict::new(py);
@@ -53,6 +54,14 @@ pub(super) fn validated<'py>(
             None => to_python(py, value)?,
         };
         dict.set_item(key_object, object)?;
+    }
+    // ansible-core's last pass of defaults: None for each option still missing, in spec order.
+    let none = py.None();
+    for &index in &out.none_tail {
+        match compiled.names.get(index) {
+            Some(name) => dict.set_item(name.bind(py), &none)?,
+            None => dict.set_item(&compiled.spec.options[index].name, &none)?,
+        }
     }
     Ok(dict)
 }

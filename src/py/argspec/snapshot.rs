@@ -215,6 +215,12 @@ unsafe fn item_count(dict: *mut ffi::PyObject) -> ffi::Py_ssize_t {
     unsafe { std::ptr::read(dict.cast::<u8>().add(USED_OFFSET).cast::<ffi::Py_ssize_t>()) }
 }
 
+/// The version tag of `dict` where tags can be trusted (see the module text), else `None`.
+pub(super) fn dict_version(dict: &Bound<'_, PyDict>) -> Option<u64> {
+    // SAFETY: a live dict, the GIL held (a Bound exists), the layout probed.
+    version_tags_usable(dict.py()).then(|| unsafe { version_tag(dict.as_ptr()) })
+}
+
 static VERSION_TAGS: OnceLock<bool> = OnceLock::new();
 
 /// Whether dicts here carry version tags that change on every change (asked once).
