@@ -188,9 +188,8 @@ fn shares_containers(
     if is_dict {
         return match obj.cast::<PyDict>() {
             Ok(dict) => dict
-                .values()
                 .iter()
-                .any(|v| shares_containers(&v, seen, depth + 1)),
+                .any(|(_, v)| shares_containers(&v, seen, depth + 1)),
             Err(_) => true,
         };
     }
@@ -636,6 +635,8 @@ fn compile_sources(
         defaults,
         alias_map,
         fallback_plan: std::sync::OnceLock::new(),
+        uses: std::sync::atomic::AtomicU32::new(0),
+        strings: std::sync::OnceLock::new(),
     })
 }
 
@@ -693,9 +694,25 @@ struct CompiledArgSpec {
     alias_map: Py<PyDict>,
     /// The spec's fallbacks as the fast path's `set_fallbacks` reads them (on first use).
     fallback_plan: std::sync::OnceLock<Option<fallbacks::FallbackPlan>>,
+    /// Results built so far (counted up to 2), and the spec's strings by text, made once the
+    /// spec is used again (a spec compiled for one call never pays for the table).
+    uses: std::sync::atomic::AtomicU32,
+    strings: std::sync::OnceLock<reuse::SpecStrings>,
 }
 
 impl CompiledArgSpec {
+    /// The spec's strings by text, from the second result built on.
+    fn spec_strings(&self, py: Python<'_>) -> Option<&reuse::SpecStrings> {
+        use std::sync::atomic::Ordering;
+        if let Some(strings) = self.strings.get() {
+            return Some(strings);
+        }
+        if self.uses.fetch_add(1, Ordering::Relaxed) == 0 {
+            return None;
+        }
+        Some(self.strings.get_or_init(|| reuse::SpecStrings::of(py, self)))
+    }
+
     /// The caller's parameter dict as the core's input.
     fn prepare(&self, dict: &Bound<'_, PyDict>) -> Result<Params, Unhandled> {
         if self.spec.has_sub_options()
