@@ -42,7 +42,7 @@ fn value() -> impl Strategy<Value = Value> {
         prop_oneof![
             proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::List),
             proptest::collection::vec((name(), inner), 0..4)
-                .prop_map(|items| Value::Dict(items.into_iter().collect::<Params>())),
+                .prop_map(|items| Value::Dict(items.into_iter().map(|(k, v)| (k.into(), v)).collect::<Params>())),
         ]
     })
 }
@@ -105,7 +105,7 @@ proptest! {
         let flavor = CoreFlavor { booleans_text: "'y', 'yes'".into(), no_log_default_strings: strings };
         if let Ok(spec) = CompiledSpec::compile(&input) {
             let cx = Context { flavor: &flavor, delegate: &NoDelegate };
-            let _ = spec.validate(params.into_iter().collect(), &cx);
+            let _ = spec.validate(params.into_iter().map(|(k, v)| (k.into(), v)).collect(), &cx);
         }
     }
 }

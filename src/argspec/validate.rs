@@ -175,7 +175,7 @@ impl CompiledSpec {
     ) -> Result<Outcome, Unhandled> {
         let mut out = Outcome::default();
         for alias in self.options.iter().flat_map(|o| &o.deprecated_aliases) {
-            if params.contains_key(&alias.name) {
+            if params.contains_key(alias.name.as_str()) {
                 out.deprecations.push(alias_deprecation(&alias.name, alias));
             }
         }
@@ -225,7 +225,7 @@ impl CompiledSpec {
                 .iter()
                 .zip(&slots)
                 .filter(|(o, slot)| o.required && slot.is_none())
-                .map(|(o, _)| o.name.as_str()),
+                .map(|(o, _)| &*o.name),
         );
         out.check(ErrorKind::Required, missing, context);
         for (option, slot) in self.options.iter().zip(&slots) {
@@ -291,14 +291,14 @@ impl CompiledSpec {
         let paths: Vec<Vec<String>> = params
             .keys()
             .filter(|k| !self.is_legal(k))
-            .map(|k| context.iter().cloned().chain([k.clone()]).collect())
+            .map(|k| context.iter().cloned().chain([k.to_string()]).collect())
             .collect();
         if !paths.is_empty() {
-            let supported = self.options.iter().map(|o| o.name.clone()).collect();
+            let supported = self.options.iter().map(|o| o.name.to_string()).collect();
             let aliases = self
                 .aliases
                 .iter()
-                .map(|(a, i)| (a.clone(), self.options[*i].name.clone()))
+                .map(|(a, i)| (a.clone(), self.options[*i].name.to_string()))
                 .collect();
             out.unsupported.push(UnsupportedGroup {
                 paths,
@@ -320,9 +320,9 @@ impl CompiledSpec {
         for (index, option) in self.options.iter().enumerate() {
             let mut last = None;
             for alias in &option.aliases {
-                if let Some(value) = params.get(alias).cloned() {
+                if let Some(value) = params.get(alias.as_str()).cloned() {
                     if params.contains_key(&option.name) {
-                        both.push((option.name.clone(), alias.clone()));
+                        both.push((option.name.to_string(), alias.clone()));
                     }
                     if option.sub.is_some() && matches!(value, Value::Dict(_) | Value::List(_)) {
                         last = Some(SharedAlias {
@@ -380,7 +380,7 @@ impl CompiledSpec {
                 }
                 _ => continue,
             };
-            params.insert(alias, seen);
+            params.insert(alias.into(), seen);
         }
         Ok(())
     }
@@ -395,7 +395,7 @@ impl CompiledSpec {
     ) -> Result<Vec<Option<usize>>, Unhandled> {
         let mut slots = Vec::with_capacity(self.options.len());
         for option in &self.options {
-            let mut slot = params.get_index_of(option.name.as_str());
+            let mut slot = params.get_index_of(&*option.name);
             if slot.is_none() && option.default != Value::None {
                 slot = Some(self.set_default(option, params, out, cx)?);
             }

@@ -200,24 +200,30 @@ fn shares_containers(
 }
 
 fn to_params(dict: &Bound<'_, PyDict>, mode: Mode, depth: usize) -> Result<Params, Unhandled> {
-    to_params_with_room(dict, mode, depth, 0)
+    to_params_with_room(dict, mode, depth, 0, None)
 }
 
-/// `to_params` with room for `room` entries in all (validation adds every option).
+/// `to_params` with room for `room` entries in all (validation adds every option); keys that
+/// name an option of `spec` share its name rather than being copied.
 fn to_params_with_room(
     dict: &Bound<'_, PyDict>,
     mode: Mode,
     depth: usize,
     room: usize,
+    spec: Option<&CompiledSpec>,
 ) -> Result<Params, Unhandled> {
+    const SURROGATES: Unhandled = Unhandled("value: str with surrogates");
     let mut params = Params::with_capacity_and_hasher(dict.len().max(room), Default::default());
     for (key, value) in dict.iter() {
         if !is_exact_or_tagged(&key, Base::Str) {
             return Err(Unhandled("value: dict key that is not a str"));
         }
-        let key: String = key
-            .extract()
-            .map_err(|_| Unhandled("value: str with surrogates"))?;
+        let text = key.cast::<PyString>().map_err(|_| SURROGATES)?;
+        let text = text.to_str().map_err(|_| SURROGATES)?;
+        let key = match spec.and_then(|s| s.option_index(text)) {
+            Some(index) => spec.map_or_else(|| text.into(), |s| s.options[index].name.clone()),
+            None => text.into(),
+        };
         params.insert(key, to_value(&value, mode, depth)?);
     }
     Ok(params)
@@ -260,7 +266,7 @@ fn deprecations_to_python<'py>(
 fn params_to_python<'py>(py: Python<'py>, map: &Params) -> PyResult<Bound<'py, PyDict>> {
     let dict = PyDict::new(py);
     for (k, v) in map {
-        dict.set_item(k, to_python(py, v)?)?;
+        dict.set_item(&**k, to_python(py, v)?)?;
     }
     Ok(dict)
 }
@@ -277,7 +283,7 @@ fn validated_to_python<'py>(
         let value = to_python(py, v)?;
         match spec.option_index(k).and_then(|i| names.get(i)) {
             Some(name) => dict.set_item(name.bind(py), value)?,
-            None => dict.set_item(k, value)?,
+            None => dict.set_item(&**k, value)?,
         }
     }
     Ok(dict)
@@ -469,7 +475,7 @@ impl Delegate for CoreCheckers<'_, '_> {
         let mut added = Vec::new();
         for (key, value) in dict.iter() {
             let key: String = key.extract().map_err(|_| FAILED)?;
-            if !params.contains_key(&key) {
+            if !params.contains_key(key.as_str()) {
                 added.push((key, to_value(&value, Mode::Params, 0)?));
             }
         }
@@ -647,7 +653,7 @@ fn alias_map(py: Python<'_>, spec: &CompiledSpec, names: &[Py<PyString>]) -> PyR
     for (alias, index) in &spec.aliases {
         match names.get(*index) {
             Some(name) => map.set_item(alias, name.bind(py))?,
-            None => map.set_item(alias, &spec.options[*index].name)?,
+            None => map.set_item(alias, &*spec.options[*index].name)?,
         }
     }
     Ok(map.unbind())
@@ -721,7 +727,7 @@ impl CompiledArgSpec {
             return Err(Unhandled("value: container shared between parameters"));
         }
         // Room for every option: validation adds the ones not given.
-        to_params_with_room(dict, Mode::Params, 1, self.spec.options.len())
+        to_params_with_room(dict, Mode::Params, 1, self.spec.options.len(), Some(&self.spec))
     }
 
     /// The core's validation of `params` (made from `parameters`), ansible-core's checkers
@@ -831,7 +837,7 @@ impl CompiledArgSpec {
         self.spec
             .aliases
             .iter()
-            .map(|(alias, index)| (alias.clone(), self.spec.options[*index].name.clone()))
+            .map(|(alias, index)| (alias.clone(), self.spec.options[*index].name.to_string()))
             .collect()
     }
 

@@ -91,16 +91,22 @@ def test_change_in_place_is_seen(label, change, monkeypatch):
 
 def test_a_set_changed_in_place_is_seen():
     # Spec values the core refuses are still watched: the same validator, once the set was
-    # replaced by something it takes, runs natively and right.
+    # replaced by something it takes, runs natively and right.  (Compared with ansible-core on
+    # the same set object: a copy of a set may iterate in another order, and the choices
+    # error lists them in that order.)
     spec = {"a": {"type": "str", "choices": {"x", "y"}}}
     validator = arg_spec.ArgumentSpecValidator(spec)
-    assert observe(validator.validate({"a": "x"})) == _pure(spec, {"a": "x"}, {})
+
+    def pure(params):
+        return observe(ORIGINAL_VALIDATE(arg_spec.ArgumentSpecValidator(spec), dict(params)))
+
+    assert observe(validator.validate({"a": "x"})) == pure({"a": "x"})
     spec["a"]["choices"].discard("y")
     spec["a"]["choices"].add("z")
-    assert observe(validator.validate({"a": "y"})) == _pure(spec, {"a": "y"}, {})
+    assert observe(validator.validate({"a": "y"})) == pure({"a": "y"})
     spec["a"]["choices"] = ["x"]
     before = native_count()
-    assert observe(validator.validate({"a": "y"})) == _pure(spec, {"a": "y"}, {})
+    assert observe(validator.validate({"a": "y"})) == pure({"a": "y"})
     assert native_count() == before + 1
 
 

@@ -355,7 +355,7 @@ impl ArgspecFastPath {
                     return gave_up("value: str with surrogates");
                 };
                 match to_value(&value, Mode::Params, 1) {
-                    Ok(value) => params.insert(key, value),
+                    Ok(value) => params.insert(key.into(), value),
                     Err(Unhandled(reason)) => return gave_up(reason),
                 };
             }

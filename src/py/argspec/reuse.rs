@@ -74,7 +74,7 @@ pub(super) fn validated<'py>(
     for &index in &out.none_tail {
         match compiled.names.get(index) {
             Some(name) => dict.set_item(name.bind(py), &none)?,
-            None => dict.set_item(&compiled.spec.options[index].name, &none)?,
+            None => dict.set_item(&*compiled.spec.options[index].name, &none)?,
         }
     }
     Ok(dict)
