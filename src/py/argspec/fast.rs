@@ -87,6 +87,8 @@ pub(super) struct ArgspecFastPath {
     validators_tag: AtomicU64,
     /// 2.22's process-wide secret registry (`arg_spec._secrets`), when there is one.
     secrets: Option<Py<PyAny>>,
+    /// What `register_secrets` is while registering no values does nothing (2.22).
+    quiet_registration: Option<QuietRegistration>,
     booleans_text: String,
     no_log_default_strings: bool,
     /// Whether `ValidationResult` objects can be made attribute by attribute.
@@ -134,6 +136,10 @@ impl ArgspecFastPath {
             encoded_names: Default::default(),
         };
         let multiple_init = plain_multiple(multiple.bind(py), errors_module.bind(py))?;
+        let quiet_registration = match &secrets {
+            Some(secrets) => quiet_registration(secrets.bind(py)).ok().flatten(),
+            None => None,
+        };
         Ok(ArgspecFastPath {
             result_class,
             multiple,
@@ -145,6 +151,7 @@ impl ArgspecFastPath {
             validators_then,
             validators_tag: AtomicU64::new(0),
             secrets,
+            quiet_registration,
             booleans_text,
             no_log_default_strings,
             direct,
@@ -484,15 +491,39 @@ impl ArgspecFastPath {
             }
         }
         if let Some(secrets) = &self.secrets {
-            secrets
-                .bind(py)
-                .call_method1(intern!(py, "register_secrets"), (&no_log,))?;
+            if !(no_log.is_empty() && self.registering_nothing_is_quiet(py, secrets.bind(py))?) {
+                secrets
+                    .bind(py)
+                    .call_method1(intern!(py, "register_secrets"), (&no_log,))?;
+            }
         }
         Ok(result)
     }
 }
 
 impl ArgspecFastPath {
+    /// Whether `secrets.register_secrets(set())` would do nothing at all: it is still
+    /// ansible-core's own function, on the same shared masker with ansible-core's own
+    /// `register_secret_texts` (which, given nothing, takes its lock and adds nothing).
+    fn registering_nothing_is_quiet(
+        &self,
+        py: Python<'_>,
+        secrets: &Bound<'_, PyAny>,
+    ) -> PyResult<bool> {
+        let Some(quiet) = &self.quiet_registration else {
+            return Ok(false);
+        };
+        let masker = secrets.getattr(intern!(py, "_secret_masker"))?;
+        Ok(secrets
+            .getattr(intern!(py, "register_secrets"))?
+            .is(quiet.register.bind(py))
+            && masker.is(quiet.masker.bind(py))
+            && masker
+                .get_type()
+                .getattr(intern!(py, "register_secret_texts"))?
+                .is(quiet.method.bind(py)))
+    }
+
     /// `AnsibleValidationErrorMultiple()`.
     fn new_multiple<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let multiple = self.multiple.bind(py);
@@ -505,6 +536,36 @@ impl ArgspecFastPath {
         }
         multiple.call0()
     }
+}
+
+/// ansible-core 2.22's `secrets.register_secrets`, its shared masker and the masker's
+/// `register_secret_texts`, as found when the fast path was made (all ansible-core's own).
+struct QuietRegistration {
+    register: Py<PyAny>,
+    masker: Py<PyAny>,
+    method: Py<PyAny>,
+}
+
+fn quiet_registration(secrets: &Bound<'_, PyAny>) -> PyResult<Option<QuietRegistration>> {
+    let py = secrets.py();
+    let defined_in = |function: &Bound<'_, PyAny>, module: &Bound<'_, PyAny>| -> PyResult<bool> {
+        let Ok(code) = function.getattr("__code__") else {
+            return Ok(false);
+        };
+        code.getattr("co_filename")?.eq(module.getattr("__file__")?)
+    };
+    let register = secrets.getattr("register_secrets")?;
+    let masker = secrets.getattr("_secret_masker")?;
+    let method = masker.get_type().getattr("register_secret_texts")?;
+    let internal = py.import("ansible.module_utils._internal._secrets")?;
+    let own = defined_in(&register, secrets)?
+        && defined_in(&method, internal.as_any())?
+        && masker.is(internal.getattr("_secret_masker")?);
+    Ok(own.then(|| QuietRegistration {
+        register: register.unbind(),
+        masker: masker.unbind(),
+        method: method.unbind(),
+    }))
 }
 
 /// `cls.__new__(cls)`, as the type's own `tp_new` slot (a Python `__new__` included) makes it.
