@@ -600,7 +600,10 @@ fn required_by(v: &Option<Value>) -> Result<Vec<(String, Vec<String>)>, Unhandle
             .iter()
             .map(|(key, value)| match value {
                 Value::Str(single) => Ok((key.to_string(), vec![single.clone()])),
-                _ => Ok((key.to_string(), names(value, REASON)?.ok_or(Unhandled(REASON))?)),
+                _ => Ok((
+                    key.to_string(),
+                    names(value, REASON)?.ok_or(Unhandled(REASON))?,
+                )),
             })
             .collect(),
         _ => Err(Unhandled(REASON)),

@@ -45,7 +45,7 @@ impl CompiledSpec {
             let (Some(sub), Some(value)) = (&option.sub, value) else {
                 continue;
             };
-            if *value != Value::None {
+            if !matches!(value, Value::None) {
                 for dict in sub_dicts(value)? {
                     sub.spec.collect_no_log(dict, out)?;
                 }

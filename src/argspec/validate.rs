@@ -185,8 +185,7 @@ impl CompiledSpec {
         self.collect_deprecations(&params, "", &mut out);
         self.collect_unsupported(&params, &[], &mut out);
         // Later steps only change values or add keys already there: positions stay valid.
-        out.option_positions =
-            self.check_level(&mut params, cx, &[], &mut out, leave_none_tail)?;
+        out.option_positions = self.check_level(&mut params, cx, &[], &mut out, leave_none_tail)?;
         let mut deferred = Vec::new();
         self.validate_sub_options(
             &mut params,
@@ -266,7 +265,7 @@ impl CompiledSpec {
         if leave_none_tail {
             let missing = || self.options.iter().zip(&slots).filter(|(_, s)| s.is_none());
             let plain = |o: &OptionSpec| o.sub.as_ref().is_none_or(|s| !s.apply_defaults);
-            if missing().all(|(o, _)| plain(o) && o.default == Value::None) {
+            if missing().all(|(o, _)| plain(o) && matches!(o.default, Value::None)) {
                 out.none_tail = (0..self.options.len())
                     .filter(|&i| slots[i].is_none())
                     .collect();
@@ -396,7 +395,7 @@ impl CompiledSpec {
         let mut slots = Vec::with_capacity(self.options.len());
         for option in &self.options {
             let mut slot = params.get_index_of(&*option.name);
-            if slot.is_none() && option.default != Value::None {
+            if slot.is_none() && !matches!(option.default, Value::None) {
                 slot = Some(self.set_default(option, params, out, cx)?);
             }
             slots.push(slot);
@@ -442,7 +441,8 @@ impl CompiledSpec {
         let Some((_, value)) = params.get_index(slot) else {
             return Ok(());
         };
-        if *value == Value::None && !option.required && option.default == Value::None {
+        if matches!(value, Value::None) && !option.required && matches!(option.default, Value::None)
+        {
             return Ok(());
         }
         if option.elements.is_none() && super::convert::unchanged(option.kind, value) {

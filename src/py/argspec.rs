@@ -716,7 +716,10 @@ impl CompiledArgSpec {
         if self.uses.fetch_add(1, Ordering::Relaxed) == 0 {
             return None;
         }
-        Some(self.strings.get_or_init(|| reuse::SpecStrings::of(py, self)))
+        Some(
+            self.strings
+                .get_or_init(|| reuse::SpecStrings::of(py, self)),
+        )
     }
 
     /// The caller's parameter dict as the core's input.
@@ -727,7 +730,13 @@ impl CompiledArgSpec {
             return Err(Unhandled("value: container shared between parameters"));
         }
         // Room for every option: validation adds the ones not given.
-        to_params_with_room(dict, Mode::Params, 1, self.spec.options.len(), Some(&self.spec))
+        to_params_with_room(
+            dict,
+            Mode::Params,
+            1,
+            self.spec.options.len(),
+            Some(&self.spec),
+        )
     }
 
     /// The core's validation of `params` (made from `parameters`), ansible-core's checkers

@@ -268,7 +268,10 @@ impl ArgspecFastPath {
         if !now.is(self.validators_seen.bind(py)) {
             return Ok(false);
         }
-        let tag = now.cast::<PyDict>().ok().and_then(super::snapshot::dict_version);
+        let tag = now
+            .cast::<PyDict>()
+            .ok()
+            .and_then(super::snapshot::dict_version);
         if tag.is_some_and(|tag| tag != 0 && tag == self.validators_tag.load(Ordering::Relaxed)) {
             return Ok(true);
         }
@@ -326,6 +329,12 @@ impl ArgspecFastPath {
                 }
                 _ => Ran::NotNative,
             };
+            // The native loop only adds keys (at the end of the copy): the first ones are the
+            // caller's, not looked up again below.
+            let kept = match native {
+                Ran::Done(_) => dict.len(),
+                _ => 0,
+            };
             let found = match native {
                 Ran::Done(found) => Ok(found.into_any()),
                 Ran::Raised(e) => Err(e),
@@ -349,8 +358,8 @@ impl ArgspecFastPath {
             // Whether a fallback added a dict or list: only one of those can be shared (the
             // caller's parameters were found sharing none).
             let mut added_container = false;
-            for (key, value) in given.iter() {
-                if dict.contains(&key)? {
+            for (key, value) in given.iter().skip(kept) {
+                if kept == 0 && dict.contains(&key)? {
                     continue;
                 }
                 added_container |= !(value.is_none()
@@ -449,8 +458,7 @@ impl ArgspecFastPath {
         }
         let deprecations = deprecations_to_python(py, &out.deprecations)?;
         let aliases = compiled.alias_map.bind(py).copy()?;
-        let validated =
-            super::reuse::validated(py, compiled, given, out)?;
+        let validated = super::reuse::validated(py, compiled, given, out)?;
         let result = new_instance(self.result_class.bind(py))?;
         let errors = self.new_multiple(py)?;
         // The attributes in the order ValidationResult.__init__ sets them.

@@ -124,7 +124,8 @@ impl Containers {
                     return false;
                 };
                 self.items.extend(items);
-                self.sets.push((obj as usize, start, self.items.len() - start));
+                self.sets
+                    .push((obj as usize, start, self.items.len() - start));
             }
             true
         }
