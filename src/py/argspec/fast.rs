@@ -461,16 +461,16 @@ impl ArgspecFastPath {
         let validated = super::reuse::validated(py, compiled, given, out)?;
         let result = new_instance(self.result_class.bind(py))?;
         let errors = self.new_multiple(py)?;
-        // The attributes in the order ValidationResult.__init__ sets them.
-        let attributes = result.getattr(intern!(py, "__dict__"))?;
-        attributes.set_item(intern!(py, "_no_log_values"), &no_log)?;
-        attributes.set_item(intern!(py, "_unsupported_parameters"), &unsupported)?;
-        attributes.set_item(intern!(py, "_supported_parameters"), &supported)?;
-        attributes.set_item(intern!(py, "_validated_parameters"), validated)?;
-        attributes.set_item(intern!(py, "_deprecations"), deprecations)?;
-        attributes.set_item(intern!(py, "_warnings"), warnings)?;
-        attributes.set_item(intern!(py, "_aliases"), aliases)?;
-        attributes.set_item(intern!(py, "errors"), &errors)?;
+        // The attributes in the order ValidationResult.__init__ sets them (set as it sets
+        // them: the instance keeps them as any ValidationResult does).
+        result.setattr(intern!(py, "_no_log_values"), &no_log)?;
+        result.setattr(intern!(py, "_unsupported_parameters"), &unsupported)?;
+        result.setattr(intern!(py, "_supported_parameters"), &supported)?;
+        result.setattr(intern!(py, "_validated_parameters"), validated)?;
+        result.setattr(intern!(py, "_deprecations"), deprecations)?;
+        result.setattr(intern!(py, "_warnings"), warnings)?;
+        result.setattr(intern!(py, "_aliases"), aliases)?;
+        result.setattr(intern!(py, "errors"), &errors)?;
         let errors_module = self.errors_module.bind(py);
         for (kind, message) in &out.errors {
             let error = errors_module
