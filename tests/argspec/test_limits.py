@@ -111,3 +111,22 @@ def test_a_raising_fallback_runs_once_and_its_exception_propagates():
         expected = ex
     assert len(calls) == pure_calls + 1
     assert type(raised) is type(expected) and str(raised) == str(expected)
+
+
+def test_a_fallback_finding_nothing_runs_once_when_the_call_is_given_back():
+    from ansible.module_utils.common.parameters import AnsibleFallbackNotFound
+
+    calls: list = []
+
+    def nothing(*args):
+        calls.append(args)
+        raise AnsibleFallbackNotFound
+
+    spec = {"a": {"type": "str", "fallback": (nothing, ["A"])}, "b": {"type": "int"}}
+    for params in ({"b": 2 ** 70}, {"b": 3}):  # given back (beyond 64 bits), then native
+        del calls[:]
+        before = native_count()
+        got = observe(arg_spec.ArgumentSpecValidator(spec).validate(dict(params)))
+        assert len(calls) == 1, calls
+        assert native_count() == before + (params["b"] == 3)
+        assert got == _pure(spec, params)

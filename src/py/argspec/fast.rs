@@ -308,10 +308,10 @@ impl ArgspecFastPath {
             Ok(params) if !take_saw_tagged() => params,
             _ => return none(),
         };
-        // ansible-core's own set_fallbacks first, as its validate() does, on a copy.
+        // ansible-core's own set_fallbacks first, as its validate() does, on a copy (made
+        // only when a fallback set something: else the caller's dict is read in its place).
         let mut ran = None;
         if compiled.spec.has_fallbacks() {
-            let given = dict.copy()?;
             let spec = validator.getattr(intern!(py, "argument_spec"))?;
             let set_fallbacks = self
                 .arg_spec_module
@@ -323,11 +323,28 @@ impl ArgspecFastPath {
                 .unwrap_or_else(|p| p.into_inner())
                 .as_ref()
                 .is_some_and(|t| t.bind(py).is(&set_fallbacks));
+            let mut added = Vec::new();
             let native = match spec.cast_exact::<PyDict>() {
                 Ok(spec) if trusted => {
-                    fallbacks::set_fallbacks(&self.fallbacks, compiled, spec, &given)?
+                    fallbacks::set_fallbacks(&self.fallbacks, compiled, spec, dict, &mut added)?
                 }
                 _ => Ran::NotNative,
+            };
+            let given = match (&native, added.is_empty()) {
+                (Ran::Done(_), true) => dict.clone(),
+                _ => {
+                    let given = dict.copy()?;
+                    for (name, value) in added {
+                        given.set_item(name, value)?;
+                    }
+                    given
+                }
+            };
+            // What is handed back to ansible-core's validate with the fallbacks' results: a
+            // dict of its own (the caller's dict itself would read as "no fallback ran").
+            let handed_back = |given: &Bound<'py, PyDict>| match given.is(dict) {
+                true => dict.copy(),
+                false => Ok(given.clone()),
             };
             // The native loop only adds keys (at the end of the copy): the first ones are the
             // caller's, not looked up again below.
@@ -351,7 +368,7 @@ impl ArgspecFastPath {
                 Err(e) => return Err(e),
             };
             let gave_up = |reason: &str| -> PyResult<Bound<'py, PyAny>> {
-                Ok((PyString::new(py, reason), &given, &found)
+                Ok((PyString::new(py, reason), handed_back(&given)?, &found)
                     .into_pyobject(py)?
                     .into_any())
             };
@@ -384,11 +401,11 @@ impl ArgspecFastPath {
             {
                 return gave_up("value: container shared between parameters");
             }
-            ran = Some((given, found));
+            ran = Some((given, found, handed_back));
         }
         let checked = ran
             .as_ref()
-            .map_or(parameters.clone(), |(given, _)| given.clone().into_any());
+            .map_or(parameters.clone(), |(given, _, _)| given.clone().into_any());
         let outcome = match compiled.run(py, &checked, params, true)?.0 {
             Ok(out) if !take_saw_tagged() => Ok(out),
             Ok(_) => Err(Unhandled("value: tagged value from a checker")),
@@ -403,20 +420,20 @@ impl ArgspecFastPath {
                     .into_pyobject(py)?
                     .into_any())
             }
-            (Err(Unhandled(reason)), Some((given, found))) => {
-                return Ok((PyString::new(py, reason), given, found)
+            (Err(Unhandled(reason)), Some((given, found, handed_back))) => {
+                return Ok((PyString::new(py, reason), handed_back(&given)?, found)
                     .into_pyobject(py)?
                     .into_any())
             }
         };
         let (out, ran) = out;
-        let given = ran.as_ref().map_or(dict, |(given, _)| given);
+        let given = ran.as_ref().map_or(dict, |(given, _, _)| given);
         let result = self.build_result(
             py,
             compiled,
             &out,
             given,
-            ran.as_ref().map(|(_, found)| found),
+            ran.as_ref().map(|(_, found, _)| found),
         )?;
         NATIVE_CALLS.fetch_add(1, Ordering::Relaxed);
         Ok(result)
