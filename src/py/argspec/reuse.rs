@@ -36,6 +36,7 @@ pub(super) fn validated<'py>(
     // The core's map starts with the keys of `given`, in its order (the parameters as given,
     // then any fallbacks set); what it adds comes after.
     let given_len = given.len();
+    let mut given_items = given.iter();
     for (position, (key, value)) in map.iter().enumerate() {
         // The name compared all the same: a position that moved would be only slower.
         let index = match option_at[position].filter(|i| {
@@ -53,8 +54,14 @@ pub(super) fn validated<'py>(
             Some(name) => name.bind(py).clone(),
             None => PyString::new(py, key),
         };
-        let was = match value {
-            Value::None | Value::Bool(_) | Value::Int(_) => None,
+        // The given entry at the same position, read in step (no lookup) and checked by name.
+        let at_position = match position < given_len {
+            true => given_items.next(),
+            false => None,
+        };
+        let was = match (value, at_position) {
+            (Value::None | Value::Bool(_) | Value::Int(_), _) => None,
+            (_, Some((name, object))) if str_is(&name, key) => Some(object),
             _ if position < given_len => given.get_item(&key_object)?,
             _ => None,
         };
