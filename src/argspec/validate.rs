@@ -55,6 +55,21 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [ErrorKind; 11] = [
+        ErrorKind::Alias,
+        ErrorKind::MutuallyExclusive,
+        ErrorKind::Required,
+        ErrorKind::ArgumentType,
+        ErrorKind::Element,
+        ErrorKind::ArgumentValue,
+        ErrorKind::RequiredTogether,
+        ErrorKind::RequiredOneOf,
+        ErrorKind::RequiredIf,
+        ErrorKind::RequiredBy,
+        ErrorKind::Unsupported,
+    ];
+
     pub fn class_name(self) -> &'static str {
         match self {
             ErrorKind::Alias => "AliasError",

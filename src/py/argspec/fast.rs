@@ -26,7 +26,7 @@ use super::{
     compile_sources, deprecations_to_python, guard, shares_containers, take_saw_tagged, to_value,
     CompiledArgSpec, Mode,
 };
-use crate::argspec::{CoreFlavor, Outcome, Unhandled};
+use crate::argspec::{CoreFlavor, ErrorKind, Outcome, Unhandled};
 
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ArgspecFastPath>()?;
@@ -76,6 +76,8 @@ pub(super) struct ArgspecFastPath {
     /// give the same object (see `plain_multiple`): while it is still the class's, results
     /// get their error list that way.
     multiple_init: Option<Py<PyAny>>,
+    /// Errors made and appended without Python calls (see `PlainErrors`).
+    plain_errors: Option<PlainErrors>,
     errors_module: Py<PyAny>,
     arg_spec_module: Py<PyAny>,
     parameters_module: Py<PyAny>,
@@ -136,6 +138,9 @@ impl ArgspecFastPath {
             encoded_names: Default::default(),
         };
         let multiple_init = plain_multiple(multiple.bind(py), errors_module.bind(py))?;
+        let plain_errors = plain_errors(multiple.bind(py), errors_module.bind(py))
+            .ok()
+            .flatten();
         let quiet_registration = match &secrets {
             Some(secrets) => quiet_registration(secrets.bind(py)).ok().flatten(),
             None => None,
@@ -144,6 +149,7 @@ impl ArgspecFastPath {
             result_class,
             multiple,
             multiple_init,
+            plain_errors,
             errors_module,
             arg_spec_module,
             parameters_module,
@@ -490,17 +496,13 @@ impl ArgspecFastPath {
         result.setattr(intern!(py, "errors"), &errors)?;
         let errors_module = self.errors_module.bind(py);
         for (kind, message) in &out.errors {
-            let error = errors_module
-                .getattr(kind.class_name())?
-                .call1((message,))?;
-            errors.call_method1(intern!(py, "append"), (error,))?;
+            let cls = errors_module.getattr(kind.class_name())?;
+            self.append_error(&errors, &cls, message)?;
         }
         if !out.unsupported.is_empty() {
             let message = unsupported_message(&unsupported, out)?;
-            let error = errors_module
-                .getattr("UnsupportedError")?
-                .call1((message,))?;
-            errors.call_method1(intern!(py, "append"), (error,))?;
+            let cls = errors_module.getattr(intern!(py, "UnsupportedError"))?;
+            self.append_error(&errors, &cls, &message)?;
         }
         if let Some(found) = fallback_no_log {
             no_log.call_method1(intern!(py, "update"), (found,))?;
@@ -527,6 +529,35 @@ impl ArgspecFastPath {
 }
 
 impl ArgspecFastPath {
+    /// `errors.append(cls(message))`, without Python calls while both are ansible-core's own.
+    fn append_error(
+        &self,
+        errors: &Bound<'_, PyAny>,
+        cls: &Bound<'_, PyAny>,
+        message: &str,
+    ) -> PyResult<()> {
+        let py = errors.py();
+        if let (Some(plain), Ok(class)) = (&self.plain_errors, cls.cast::<PyType>()) {
+            let appends = self
+                .multiple
+                .bind(py)
+                .getattr(intern!(py, "append"))?
+                .is(plain.append.bind(py));
+            if appends && errors.get_type().is(self.multiple.bind(py)) {
+                if let Some(error) = plain.make(class, message)? {
+                    let list = errors.getattr(intern!(py, "errors"))?;
+                    if let Ok(list) = list.cast_exact::<PyList>() {
+                        return list.append(error);
+                    }
+                    return list.call_method1(intern!(py, "append"), (error,)).map(drop);
+                }
+            }
+        }
+        let error = cls.call1((message,))?;
+        errors.call_method1(intern!(py, "append"), (error,))?;
+        Ok(())
+    }
+
     /// Whether `secrets.register_secrets(set())` would do nothing at all: it is still
     /// ansible-core's own function, on the same shared masker with ansible-core's own
     /// `register_secret_texts` (which, given nothing, takes its lock and adds nothing).
@@ -595,19 +626,99 @@ fn quiet_registration(secrets: &Bound<'_, PyAny>) -> PyResult<Option<QuietRegist
 
 /// `cls.__new__(cls)`, as the type's own `tp_new` slot (a Python `__new__` included) makes it.
 fn new_instance<'py>(cls: &Bound<'py, PyType>) -> PyResult<Bound<'py, PyAny>> {
+    new_instance_with(cls, &PyTuple::empty(cls.py()))
+}
+
+/// `cls.__new__(cls, *args)`, as the type's own `tp_new` slot makes it.
+fn new_instance_with<'py>(
+    cls: &Bound<'py, PyType>,
+    args: &Bound<'py, PyTuple>,
+) -> PyResult<Bound<'py, PyAny>> {
     let py = cls.py();
     // SAFETY: a live type and the GIL held; `tp_new` is always set for a type that can be
-    // instantiated (checked), and is called with an empty argument tuple as `cls.__new__(cls)`
-    // calls it.  A new reference or NULL with an exception set comes back.
+    // instantiated (checked), and is called with the argument tuple as `cls.__new__(cls,
+    // *args)` calls it.  A new reference or NULL with an exception set comes back.
     unsafe {
         let slot = pyo3::ffi::PyType_GetSlot(cls.as_type_ptr(), pyo3::ffi::Py_tp_new);
         if slot.is_null() {
-            return cls.call_method1(intern!(py, "__new__"), (cls,));
+            let mut all = vec![cls.clone().into_any()];
+            all.extend(args.iter());
+            return cls.call_method1(intern!(py, "__new__"), PyTuple::new(py, all)?);
         }
         let tp_new: pyo3::ffi::newfunc = std::mem::transmute(slot);
-        let args = PyTuple::empty(py);
         let made = tp_new(cls.as_type_ptr(), args.as_ptr(), std::ptr::null_mut());
         Bound::from_owned_ptr_or_err(py, made)
+    }
+}
+
+/// ansible-core's own `AnsibleValidationError.__init__` and
+/// `AnsibleValidationErrorMultiple.append`, when an error made by `__new__` and given its
+/// `error_message`, and appended to the `errors` list directly, was found the same as
+/// ansible-core's for every error class the core reports.
+struct PlainErrors {
+    init: Py<PyAny>,
+    append: Py<PyAny>,
+}
+
+fn plain_errors(
+    multiple: &Bound<'_, PyAny>,
+    errors_module: &Bound<'_, PyAny>,
+) -> PyResult<Option<PlainErrors>> {
+    let file = errors_module.getattr("__file__")?;
+    let own = |function: &Bound<'_, PyAny>| -> PyResult<bool> {
+        match function.getattr("__code__") {
+            Ok(code) => code.getattr("co_filename")?.eq(&file),
+            Err(_) => Ok(false),
+        }
+    };
+    let init = errors_module
+        .getattr("AnsibleValidationError")?
+        .getattr("__init__")?;
+    let append = multiple.getattr("append")?;
+    if !own(&init)? || !own(&append)? {
+        return Ok(None);
+    }
+    let plain = PlainErrors {
+        init: init.unbind(),
+        append: append.unbind(),
+    };
+    for name in ErrorKind::ALL.iter().map(|k| k.class_name()) {
+        let cls = errors_module.getattr(name)?;
+        let usual = cls.call1(("probe message",))?;
+        let Some(made) = plain.make(cls.cast::<PyType>()?, "probe message")? else {
+            return Ok(None);
+        };
+        let same = usual.get_type().is(made.get_type())
+            && usual.getattr("__dict__")?.eq(made.getattr("__dict__")?)?
+            && usual.getattr("args")?.eq(made.getattr("args")?)?
+            && usual.str()?.to_str()? == made.str()?.to_str()?;
+        let list = multiple.call0()?;
+        list.call_method1("append", (&usual,))?;
+        let appended = list
+            .getattr("errors")?
+            .eq(PyList::new(multiple.py(), [&usual])?)?;
+        if !same || !appended {
+            return Ok(None);
+        }
+    }
+    Ok(Some(plain))
+}
+
+impl PlainErrors {
+    /// `cls(message)` without calling `__init__`, while `cls.__init__` is ansible-core's.
+    fn make<'py>(
+        &self,
+        cls: &Bound<'py, PyType>,
+        message: &str,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let py = cls.py();
+        if !cls.getattr(intern!(py, "__init__"))?.is(self.init.bind(py)) {
+            return Ok(None);
+        }
+        let message = PyString::new(py, message);
+        let made = new_instance_with(cls, &PyTuple::new(py, [&message])?)?;
+        made.setattr(intern!(py, "error_message"), message)?;
+        Ok(Some(made))
     }
 }
 
