@@ -8,7 +8,7 @@ use super::value::{Params, Value};
 fn count_terms(terms: &[String], params: &Params) -> usize {
     let mut seen: Vec<&str> = Vec::new();
     for t in terms {
-        if params.contains_key(t) && !seen.contains(&t.as_str()) {
+        if params.contains_key(t.as_str()) && !seen.contains(&t.as_str()) {
             seen.push(t);
         }
     }
@@ -49,7 +49,7 @@ pub fn required_together(groups: &[Vec<String>], params: &Params) -> Option<Stri
 pub fn required_if(entries: &[RequiredIf], params: &Params) -> Option<String> {
     entries.iter().find_map(|entry| {
         let triggered = params
-            .get(&entry.key)
+            .get(entry.key.as_str())
             .is_some_and(|v| v.py_eq(&entry.value));
         let missing: Vec<&str> = if triggered {
             entry
@@ -111,7 +111,7 @@ mod tests {
 
     fn params(keys: &[&str]) -> Params {
         keys.iter()
-            .map(|k| (k.to_string(), Value::Str("x".into())))
+            .map(|k| ((*k).into(), Value::Str("x".into())))
             .collect()
     }
 

@@ -231,7 +231,7 @@ fn key_value_text(text: &str) -> Result<Value, String> {
                 "unable to evaluate string in the \"key=value\" format as dictionary".into(),
             );
         };
-        dict.insert(key.to_owned(), Value::Str(val.to_owned()));
+        dict.insert(key.into(), Value::Str(val.to_owned()));
     }
     Ok(Value::Dict(dict))
 }

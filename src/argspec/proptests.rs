@@ -41,8 +41,12 @@ fn value() -> impl Strategy<Value = Value> {
     leaf.prop_recursive(3, 24, 4, |inner| {
         prop_oneof![
             proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::List),
-            proptest::collection::vec((name(), inner), 0..4)
-                .prop_map(|items| Value::Dict(items.into_iter().collect::<Params>())),
+            proptest::collection::vec((name(), inner), 0..4).prop_map(|items| Value::Dict(
+                items
+                    .into_iter()
+                    .map(|(k, v)| (k.into(), v))
+                    .collect::<Params>()
+            )),
         ]
     })
 }
@@ -105,7 +109,7 @@ proptest! {
         let flavor = CoreFlavor { booleans_text: "'y', 'yes'".into(), no_log_default_strings: strings };
         if let Ok(spec) = CompiledSpec::compile(&input) {
             let cx = Context { flavor: &flavor, delegate: &NoDelegate };
-            let _ = spec.validate(params.into_iter().collect(), &cx);
+            let _ = spec.validate(params.into_iter().map(|(k, v)| (k.into(), v)).collect(), &cx);
         }
     }
 }

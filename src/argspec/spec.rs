@@ -96,7 +96,7 @@ impl TypeKind {
 
 #[derive(Debug, Clone)]
 pub struct OptionSpec {
-    pub name: String,
+    pub name: super::value::Key,
     pub kind: TypeKind,
     pub elements: Option<TypeKind>,
     pub required: bool,
@@ -247,7 +247,7 @@ impl CompiledSpec {
         let index = options
             .iter()
             .enumerate()
-            .map(|(i, o)| (o.name.clone(), i))
+            .map(|(i, o)| (o.name.to_string(), i))
             .collect();
         let [mutually_exclusive, required_together, required_one_of, required_if_, required_by_] =
             checks;
@@ -359,7 +359,7 @@ fn compile_option(
         return Err(Unhandled("spec: required with default"));
     }
     Ok(OptionSpec {
-        name: name.to_owned(),
+        name: name.into(),
         kind,
         elements,
         required,
@@ -399,10 +399,10 @@ fn sub_options(
                     return Err(Unhandled("spec: option not a dict"));
                 };
                 input.options.push((
-                    name.clone(),
+                    name.to_string(),
                     option
                         .iter()
-                        .map(|(k, v)| (k.clone(), Some(v.clone())))
+                        .map(|(k, v)| (k.to_string(), Some(v.clone())))
                         .collect(),
                 ));
             }
@@ -518,14 +518,14 @@ fn alias_table(options: &[OptionSpec]) -> Result<Vec<(String, usize)>, Unhandled
     let odd_deprecation = options
         .iter()
         .flat_map(|o| &o.deprecated_aliases)
-        .any(|d| options.iter().any(|o| o.name == d.name));
+        .any(|d| options.iter().any(|o| *o.name == *d.name));
     if odd_deprecation {
         return Err(Unhandled("spec: deprecated alias named like an option"));
     }
     let mut table: Vec<(String, usize)> = Vec::new();
     for (index, option) in options.iter().enumerate() {
         for alias in &option.aliases {
-            let clash = options.iter().any(|o| &o.name == alias)
+            let clash = options.iter().any(|o| *o.name == **alias)
                 || table.iter().any(|(a, i)| a == alias && *i != index);
             if clash {
                 return Err(Unhandled("spec: alias that is also another name"));
@@ -599,8 +599,11 @@ fn required_by(v: &Option<Value>) -> Result<Vec<(String, Vec<String>)>, Unhandle
         Value::Dict(map) => map
             .iter()
             .map(|(key, value)| match value {
-                Value::Str(single) => Ok((key.clone(), vec![single.clone()])),
-                _ => Ok((key.clone(), names(value, REASON)?.ok_or(Unhandled(REASON))?)),
+                Value::Str(single) => Ok((key.to_string(), vec![single.clone()])),
+                _ => Ok((
+                    key.to_string(),
+                    names(value, REASON)?.ok_or(Unhandled(REASON))?,
+                )),
             })
             .collect(),
         _ => Err(Unhandled(REASON)),

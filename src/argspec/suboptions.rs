@@ -45,7 +45,7 @@ impl CompiledSpec {
             let (Some(sub), Some(value)) = (&option.sub, value) else {
                 continue;
             };
-            if *value != Value::None {
+            if !matches!(value, Value::None) {
                 for dict in sub_dicts(value)? {
                     sub.spec.collect_no_log(dict, out)?;
                 }
@@ -69,7 +69,7 @@ impl CompiledSpec {
                 continue;
             };
             let name = if prefix.is_empty() {
-                option.name.clone()
+                option.name.to_string()
             } else {
                 format!("{prefix}[\"{}\"]", option.name)
             };
@@ -119,7 +119,7 @@ impl CompiledSpec {
                 continue;
             }
             let listed = option.kind == super::spec::TypeKind::List;
-            context.push(option.name.clone());
+            context.push(option.name.to_string());
             let dicts: Vec<&mut Params> = match params.get_mut(&option.name) {
                 Some(Value::Dict(d)) => vec![d],
                 Some(Value::List(items)) => items
@@ -140,7 +140,7 @@ impl CompiledSpec {
                 let new_prefix = format!("{prefix}{}{at}.", option.name);
                 if let (Some(source), true) = (sub.spec.source, sub.spec.has_fallbacks()) {
                     let (added, secrets) = cx.delegate.fallbacks(source, dict)?;
-                    dict.extend(added);
+                    dict.extend(added.into_iter().map(|(k, v)| (k.into(), v)));
                     out.no_log_values.extend(secrets);
                 }
                 sub.spec
@@ -162,7 +162,7 @@ impl CompiledSpec {
     ) -> Result<(), Unhandled> {
         let mut found_deprecated = Vec::new();
         for alias in self.options.iter().flat_map(|o| &o.deprecated_aliases) {
-            if params.contains_key(&alias.name) {
+            if params.contains_key(alias.name.as_str()) {
                 found_deprecated.push(alias);
             }
         }
@@ -180,7 +180,7 @@ impl CompiledSpec {
         }
         self.collect_no_log(params, out)?;
         self.collect_unsupported(params, context, out);
-        self.check_level(params, cx, context, out)?;
+        self.check_level(params, cx, context, out, false)?;
         self.validate_sub_options(params, cx, prefix, context, out, deferred)?;
         self.share_alias_values(params, shared)
     }

@@ -55,6 +55,21 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [ErrorKind; 11] = [
+        ErrorKind::Alias,
+        ErrorKind::MutuallyExclusive,
+        ErrorKind::Required,
+        ErrorKind::ArgumentType,
+        ErrorKind::Element,
+        ErrorKind::ArgumentValue,
+        ErrorKind::RequiredTogether,
+        ErrorKind::RequiredOneOf,
+        ErrorKind::RequiredIf,
+        ErrorKind::RequiredBy,
+        ErrorKind::Unsupported,
+    ];
+
     pub fn class_name(self) -> &'static str {
         match self {
             ErrorKind::Alias => "AliasError",
@@ -99,8 +114,11 @@ pub struct Outcome {
     /// Messages ansible-core passes to `warn()` while validating sub-options, in order.
     pub warnings_to_emit: Vec<String>,
     /// The position in `params` of each top-level option, by option index (every option is
-    /// there once validation is done).
+    /// there once validation is done, but for those in `none_tail`).
     pub option_positions: Vec<Option<usize>>,
+    /// Top-level options (by index, in order) that ansible-core's second pass of defaults
+    /// adds last with the value None, left out of `params` by `validate_leaving_none_tail`.
+    pub none_tail: Vec<usize>,
 }
 
 /// Unsupported keys of one parameter dict: each as its path (options context + key; a
@@ -148,10 +166,31 @@ pub(super) fn alias_deprecation(
 
 impl CompiledSpec {
     /// Validate `params` (a deep copy the caller owns).
-    pub fn validate(&self, mut params: Params, cx: &Context<'_>) -> Result<Outcome, Unhandled> {
+    pub fn validate(&self, params: Params, cx: &Context<'_>) -> Result<Outcome, Unhandled> {
+        self.validate_top(params, cx, false)
+    }
+
+    /// `validate`, except that the top-level options the last pass of defaults would add with
+    /// the value None (after every other key, in spec order) may be listed in
+    /// `Outcome::none_tail` instead of added: a caller building the result adds them for
+    /// less than the core's map would cost.
+    pub fn validate_leaving_none_tail(
+        &self,
+        params: Params,
+        cx: &Context<'_>,
+    ) -> Result<Outcome, Unhandled> {
+        self.validate_top(params, cx, true)
+    }
+
+    fn validate_top(
+        &self,
+        mut params: Params,
+        cx: &Context<'_>,
+        leave_none_tail: bool,
+    ) -> Result<Outcome, Unhandled> {
         let mut out = Outcome::default();
         for alias in self.options.iter().flat_map(|o| &o.deprecated_aliases) {
-            if params.contains_key(&alias.name) {
+            if params.contains_key(alias.name.as_str()) {
                 out.deprecations.push(alias_deprecation(&alias.name, alias));
             }
         }
@@ -161,7 +200,7 @@ impl CompiledSpec {
         self.collect_deprecations(&params, "", &mut out);
         self.collect_unsupported(&params, &[], &mut out);
         // Later steps only change values or add keys already there: positions stay valid.
-        out.option_positions = self.check_level(&mut params, cx, &[], &mut out)?;
+        out.option_positions = self.check_level(&mut params, cx, &[], &mut out, leave_none_tail)?;
         let mut deferred = Vec::new();
         self.validate_sub_options(
             &mut params,
@@ -179,12 +218,14 @@ impl CompiledSpec {
 
     /// What ansible-core checks for every parameter dict, top level or sub-options, from the
     /// mutually-exclusive check to the final defaults; the position of each option in `params`.
+    /// `leave_none_tail`: see `validate_leaving_none_tail`.
     pub(super) fn check_level(
         &self,
         params: &mut Params,
         cx: &Context<'_>,
         context: &[String],
         out: &mut Outcome,
+        leave_none_tail: bool,
     ) -> Result<Vec<Option<usize>>, Unhandled> {
         let exclusive = checks::mutually_exclusive(&self.mutually_exclusive, params);
         out.check(ErrorKind::MutuallyExclusive, exclusive, context);
@@ -198,7 +239,7 @@ impl CompiledSpec {
                 .iter()
                 .zip(&slots)
                 .filter(|(o, slot)| o.required && slot.is_none())
-                .map(|(o, _)| o.name.as_str()),
+                .map(|(o, _)| &*o.name),
         );
         out.check(ErrorKind::Required, missing, context);
         for (option, slot) in self.options.iter().zip(&slots) {
@@ -233,7 +274,19 @@ impl CompiledSpec {
         for (kind, message) in found {
             out.check(kind, message, context);
         }
-        // The second pass of defaults: every option still missing, None included.
+        // The second pass of defaults: every option still missing, None included (all of them
+        // None: the first pass added every other default).  Sub-option validation, which comes
+        // next, adds `{}` for a missing option with `apply_defaults`: then all are added here.
+        if leave_none_tail {
+            let missing = || self.options.iter().zip(&slots).filter(|(_, s)| s.is_none());
+            let plain = |o: &OptionSpec| o.sub.as_ref().is_none_or(|s| !s.apply_defaults);
+            if missing().all(|(o, _)| plain(o) && matches!(o.default, Value::None)) {
+                out.none_tail = (0..self.options.len())
+                    .filter(|&i| slots[i].is_none())
+                    .collect();
+                return Ok(slots);
+            }
+        }
         for (option, slot) in self.options.iter().zip(&mut slots) {
             if slot.is_none() {
                 *slot = Some(self.set_default(option, params, out, cx)?);
@@ -252,14 +305,14 @@ impl CompiledSpec {
         let paths: Vec<Vec<String>> = params
             .keys()
             .filter(|k| !self.is_legal(k))
-            .map(|k| context.iter().cloned().chain([k.clone()]).collect())
+            .map(|k| context.iter().cloned().chain([k.to_string()]).collect())
             .collect();
         if !paths.is_empty() {
-            let supported = self.options.iter().map(|o| o.name.clone()).collect();
+            let supported = self.options.iter().map(|o| o.name.to_string()).collect();
             let aliases = self
                 .aliases
                 .iter()
-                .map(|(a, i)| (a.clone(), self.options[*i].name.clone()))
+                .map(|(a, i)| (a.clone(), self.options[*i].name.to_string()))
                 .collect();
             out.unsupported.push(UnsupportedGroup {
                 paths,
@@ -281,9 +334,9 @@ impl CompiledSpec {
         for (index, option) in self.options.iter().enumerate() {
             let mut last = None;
             for alias in &option.aliases {
-                if let Some(value) = params.get(alias).cloned() {
+                if let Some(value) = params.get(alias.as_str()).cloned() {
                     if params.contains_key(&option.name) {
-                        both.push((option.name.clone(), alias.clone()));
+                        both.push((option.name.to_string(), alias.clone()));
                     }
                     if option.sub.is_some() && matches!(value, Value::Dict(_) | Value::List(_)) {
                         last = Some(SharedAlias {
@@ -341,7 +394,7 @@ impl CompiledSpec {
                 }
                 _ => continue,
             };
-            params.insert(alias, seen);
+            params.insert(alias.into(), seen);
         }
         Ok(())
     }
@@ -356,8 +409,8 @@ impl CompiledSpec {
     ) -> Result<Vec<Option<usize>>, Unhandled> {
         let mut slots = Vec::with_capacity(self.options.len());
         for option in &self.options {
-            let mut slot = params.get_index_of(option.name.as_str());
-            if slot.is_none() && option.default != Value::None {
+            let mut slot = params.get_index_of(&*option.name);
+            if slot.is_none() && !matches!(option.default, Value::None) {
                 slot = Some(self.set_default(option, params, out, cx)?);
             }
             slots.push(slot);
@@ -403,7 +456,8 @@ impl CompiledSpec {
         let Some((_, value)) = params.get_index(slot) else {
             return Ok(());
         };
-        if *value == Value::None && !option.required && option.default == Value::None {
+        if matches!(value, Value::None) && !option.required && matches!(option.default, Value::None)
+        {
             return Ok(());
         }
         if option.elements.is_none() && super::convert::unchanged(option.kind, value) {

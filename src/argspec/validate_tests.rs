@@ -41,7 +41,7 @@ fn spec(options: Vec<(&str, crate::argspec::OptionInput)>) -> SpecInput {
 fn params(items: &[(&str, Value)]) -> Params {
     items
         .iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
+        .map(|(k, v)| ((*k).into(), v.clone()))
         .collect()
 }
 
@@ -80,7 +80,7 @@ fn aliases_defaults_and_conversion() {
         out.alias_warnings,
         vec![("name".to_string(), "n".to_string())]
     );
-    let keys: Vec<&str> = out.params.keys().map(String::as_str).collect();
+    let keys: Vec<&str> = out.params.keys().map(|k| &**k).collect();
     assert_eq!(keys, ["n", "name", "count", "state", "secret"]);
     assert_eq!(out.params["name"], s("x"));
     assert_eq!(out.params["count"], Value::Int(7));
@@ -172,7 +172,7 @@ fn sub_options_carry_their_context() {
         Value::Dict(
             fields
                 .iter()
-                .map(|(k, v)| (k.to_string(), v.clone()))
+                .map(|(k, v)| ((*k).into(), v.clone()))
                 .collect(),
         )
     };

@@ -4,7 +4,11 @@ use indexmap::IndexMap;
 
 /// A parameter dict: insertion-ordered like a Python dict.  Keys are option names, hashed
 /// often per call, so with a fast hasher.
-pub type Params = IndexMap<String, Value, rustc_hash::FxBuildHasher>;
+pub type Params = IndexMap<Key, Value, rustc_hash::FxBuildHasher>;
+
+/// A parameter name: shared, so that the spec's option names go into every validated dict
+/// without being copied.
+pub type Key = std::sync::Arc<str>;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {

@@ -20,6 +20,7 @@ mod snapshot;
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(argspec_compile, m)?)?;
     m.add_function(wrap_pyfunction!(argspec_tagged_types, m)?)?;
+    m.add_function(wrap_pyfunction!(argspec_quick_spec_check, m)?)?;
     m.add_class::<CompiledArgSpec>()?;
     fast::register(m)?;
     Ok(())
@@ -56,6 +57,13 @@ static TAGGED_TYPES: std::sync::OnceLock<Vec<(usize, Base, Py<PyAny>)>> =
 thread_local! {
     /// Whether a conversion since the last reset met a tagged object.
     static SAW_TAGGED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether a reused spec is proven unchanged by the dicts' version tags rather than by a walk
+/// (see `snapshot`): for the tests, which change specs in place either way.
+#[pyfunction]
+fn argspec_quick_spec_check(py: Python<'_>) -> bool {
+    snapshot::version_tags_usable(py)
 }
 
 /// Registers ansible-core's tagged types (str, int, float, list, dict); the first call wins.
@@ -180,9 +188,8 @@ fn shares_containers(
     if is_dict {
         return match obj.cast::<PyDict>() {
             Ok(dict) => dict
-                .values()
                 .iter()
-                .any(|v| shares_containers(&v, seen, depth + 1)),
+                .any(|(_, v)| shares_containers(&v, seen, depth + 1)),
             Err(_) => true,
         };
     }
@@ -193,24 +200,30 @@ fn shares_containers(
 }
 
 fn to_params(dict: &Bound<'_, PyDict>, mode: Mode, depth: usize) -> Result<Params, Unhandled> {
-    to_params_with_room(dict, mode, depth, 0)
+    to_params_with_room(dict, mode, depth, 0, None)
 }
 
-/// `to_params` with room for `room` entries in all (validation adds every option).
+/// `to_params` with room for `room` entries in all (validation adds every option); keys that
+/// name an option of `spec` share its name rather than being copied.
 fn to_params_with_room(
     dict: &Bound<'_, PyDict>,
     mode: Mode,
     depth: usize,
     room: usize,
+    spec: Option<&CompiledSpec>,
 ) -> Result<Params, Unhandled> {
+    const SURROGATES: Unhandled = Unhandled("value: str with surrogates");
     let mut params = Params::with_capacity_and_hasher(dict.len().max(room), Default::default());
     for (key, value) in dict.iter() {
         if !is_exact_or_tagged(&key, Base::Str) {
             return Err(Unhandled("value: dict key that is not a str"));
         }
-        let key: String = key
-            .extract()
-            .map_err(|_| Unhandled("value: str with surrogates"))?;
+        let text = key.cast::<PyString>().map_err(|_| SURROGATES)?;
+        let text = text.to_str().map_err(|_| SURROGATES)?;
+        let key = match spec.and_then(|s| s.option_index(text)) {
+            Some(index) => spec.map_or_else(|| text.into(), |s| s.options[index].name.clone()),
+            None => text.into(),
+        };
         params.insert(key, to_value(&value, mode, depth)?);
     }
     Ok(params)
@@ -253,7 +266,7 @@ fn deprecations_to_python<'py>(
 fn params_to_python<'py>(py: Python<'py>, map: &Params) -> PyResult<Bound<'py, PyDict>> {
     let dict = PyDict::new(py);
     for (k, v) in map {
-        dict.set_item(k, to_python(py, v)?)?;
+        dict.set_item(&**k, to_python(py, v)?)?;
     }
     Ok(dict)
 }
@@ -270,7 +283,7 @@ fn validated_to_python<'py>(
         let value = to_python(py, v)?;
         match spec.option_index(k).and_then(|i| names.get(i)) {
             Some(name) => dict.set_item(name.bind(py), value)?,
-            None => dict.set_item(k, value)?,
+            None => dict.set_item(&**k, value)?,
         }
     }
     Ok(dict)
@@ -462,7 +475,7 @@ impl Delegate for CoreCheckers<'_, '_> {
         let mut added = Vec::new();
         for (key, value) in dict.iter() {
             let key: String = key.extract().map_err(|_| FAILED)?;
-            if !params.contains_key(&key) {
+            if !params.contains_key(key.as_str()) {
                 added.push((key, to_value(&value, Mode::Params, 0)?));
             }
         }
@@ -628,6 +641,8 @@ fn compile_sources(
         defaults,
         alias_map,
         fallback_plan: std::sync::OnceLock::new(),
+        uses: std::sync::atomic::AtomicU32::new(0),
+        strings: std::sync::OnceLock::new(),
     })
 }
 
@@ -638,7 +653,7 @@ fn alias_map(py: Python<'_>, spec: &CompiledSpec, names: &[Py<PyString>]) -> PyR
     for (alias, index) in &spec.aliases {
         match names.get(*index) {
             Some(name) => map.set_item(alias, name.bind(py))?,
-            None => map.set_item(alias, &spec.options[*index].name)?,
+            None => map.set_item(alias, &*spec.options[*index].name)?,
         }
     }
     Ok(map.unbind())
@@ -685,9 +700,28 @@ struct CompiledArgSpec {
     alias_map: Py<PyDict>,
     /// The spec's fallbacks as the fast path's `set_fallbacks` reads them (on first use).
     fallback_plan: std::sync::OnceLock<Option<fallbacks::FallbackPlan>>,
+    /// Results built so far (counted up to 2), and the spec's strings by text, made once the
+    /// spec is used again (a spec compiled for one call never pays for the table).
+    uses: std::sync::atomic::AtomicU32,
+    strings: std::sync::OnceLock<reuse::SpecStrings>,
 }
 
 impl CompiledArgSpec {
+    /// The spec's strings by text, from the second result built on.
+    fn spec_strings(&self, py: Python<'_>) -> Option<&reuse::SpecStrings> {
+        use std::sync::atomic::Ordering;
+        if let Some(strings) = self.strings.get() {
+            return Some(strings);
+        }
+        if self.uses.fetch_add(1, Ordering::Relaxed) == 0 {
+            return None;
+        }
+        Some(
+            self.strings
+                .get_or_init(|| reuse::SpecStrings::of(py, self)),
+        )
+    }
+
     /// The caller's parameter dict as the core's input.
     fn prepare(&self, dict: &Bound<'_, PyDict>) -> Result<Params, Unhandled> {
         if self.spec.has_sub_options()
@@ -696,18 +730,26 @@ impl CompiledArgSpec {
             return Err(Unhandled("value: container shared between parameters"));
         }
         // Room for every option: validation adds the ones not given.
-        to_params_with_room(dict, Mode::Params, 1, self.spec.options.len())
+        to_params_with_room(
+            dict,
+            Mode::Params,
+            1,
+            self.spec.options.len(),
+            Some(&self.spec),
+        )
     }
 
     /// The core's validation of `params` (made from `parameters`), ansible-core's checkers
     /// standing by; a KeyboardInterrupt or the like from one of them is raised.
     /// Also what callable types returned for options given tagged (see `CoreCheckers`).
+    /// `leave_none_tail`: the caller adds `Outcome::none_tail` to the result itself.
     #[allow(clippy::type_complexity)]
     fn run(
         &self,
         py: Python<'_>,
         parameters: &Bound<'_, PyAny>,
         params: Params,
+        leave_none_tail: bool,
     ) -> PyResult<(Result<Outcome, Unhandled>, Vec<(String, Py<PyAny>)>)> {
         let checkers = CoreCheckers {
             py,
@@ -727,7 +769,10 @@ impl CompiledArgSpec {
             flavor: &self.flavor,
             delegate: &checkers,
         };
-        let outcome = self.spec.validate(params, &cx);
+        let outcome = match leave_none_tail {
+            true => self.spec.validate_leaving_none_tail(params, &cx),
+            false => self.spec.validate(params, &cx),
+        };
         match checkers.interrupt.take() {
             Some(interrupt) => Err(interrupt),
             None => Ok((outcome, checkers.returned.take())),
@@ -757,7 +802,7 @@ impl CompiledArgSpec {
                 None => Err(Unhandled("value: parameters not a dict")),
             };
             let (outcome, returned) = match outcome {
-                Ok(params) => self.run(py, parameters, params)?,
+                Ok(params) => self.run(py, parameters, params, false)?,
                 Err(reason) => (Err(reason), Vec::new()),
             };
             let out = match outcome {
@@ -801,7 +846,7 @@ impl CompiledArgSpec {
         self.spec
             .aliases
             .iter()
-            .map(|(alias, index)| (alias.clone(), self.spec.options[*index].name.clone()))
+            .map(|(alias, index)| (alias.clone(), self.spec.options[*index].name.to_string()))
             .collect()
     }
 

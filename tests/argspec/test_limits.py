@@ -111,3 +111,51 @@ def test_a_raising_fallback_runs_once_and_its_exception_propagates():
         expected = ex
     assert len(calls) == pure_calls + 1
     assert type(raised) is type(expected) and str(raised) == str(expected)
+
+
+def test_a_fallback_finding_nothing_runs_once_when_the_call_is_given_back():
+    from ansible.module_utils.common.parameters import AnsibleFallbackNotFound
+
+    calls: list = []
+
+    def nothing(*args):
+        calls.append(args)
+        raise AnsibleFallbackNotFound
+
+    spec = {"a": {"type": "str", "fallback": (nothing, ["A"])}, "b": {"type": "int"}}
+    for params in ({"b": 2 ** 70}, {"b": 3}):  # given back (beyond 64 bits), then native
+        del calls[:]
+        before = native_count()
+        got = observe(arg_spec.ArgumentSpecValidator(spec).validate(dict(params)))
+        assert len(calls) == 1, calls
+        assert native_count() == before + (params["b"] == 3)
+        assert got == _pure(spec, params)
+
+
+def test_set_fallbacks_and_type_checkers_replaced_after_native_calls(monkeypatch):
+    # The fast path remembers that arg_spec.set_fallbacks and DEFAULT_TYPE_VALIDATORS were
+    # found unchanged; replacing either afterwards must be seen on the very next call.
+    spec = {"a": {"type": "str", "fallback": (lambda: "v",)}, "b": {"type": "int"}}
+    validator = arg_spec.ArgumentSpecValidator(spec)
+    for _ in range(3):
+        before = native_count()
+        assert observe(validator.validate({"b": "1"})) == _pure(spec, {"b": "1"})
+        assert native_count() == before + 1
+    calls = []
+    real = arg_spec.set_fallbacks
+
+    def recording(spec, parameters):
+        calls.append(1)
+        return real(spec, parameters)
+
+    monkeypatch.setattr(arg_spec, "set_fallbacks", recording)
+    validator.validate({"b": "1"})
+    assert calls == [1]
+    monkeypatch.undo()
+    monkeypatch.setitem(parameters.DEFAULT_TYPE_VALIDATORS, "int", lambda value, **kw: 42)
+    got = observe(validator.validate({"b": "1"}))
+    assert got == _pure(spec, {"b": "1"}) and (("str", "b"), ("int", 42)) in got["validated"][1]
+    monkeypatch.undo()
+    before = native_count()
+    assert observe(validator.validate({"b": "1"})) == _pure(spec, {"b": "1"})
+    assert native_count() == before + 1

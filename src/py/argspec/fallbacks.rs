@@ -190,11 +190,15 @@ fn plan(compiled: &CompiledArgSpec, spec: &Bound<'_, PyDict>) -> PyResult<Option
     }))
 }
 
+/// The native `set_fallbacks` on `parameters`, which it only reads: the values to set come
+/// back in `added` (name, value), in the order ansible-core sets them.  Setting them after the
+/// loop is the same: a strategy is given its own arguments, never the parameters.
 pub(super) fn set_fallbacks<'py>(
     cx: &FallbackContext,
     compiled: &CompiledArgSpec,
     spec: &Bound<'py, PyDict>,
     parameters: &Bound<'py, PyDict>,
+    added: &mut Vec<(Bound<'py, PyString>, Bound<'py, PyAny>)>,
 ) -> PyResult<Ran<'py>> {
     let py = spec.py();
     let plan = match compiled.fallback_plan.get() {
@@ -232,7 +236,7 @@ pub(super) fn set_fallbacks<'py>(
                 return Ok(Ran::Raised(e));
             }
         }
-        parameters.set_item(compiled.names[entry.index].bind(py), value)?;
+        added.push((compiled.names[entry.index].bind(py).clone(), value));
     }
     Ok(Ran::Done(found))
 }

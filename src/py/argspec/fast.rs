@@ -26,7 +26,7 @@ use super::{
     compile_sources, deprecations_to_python, guard, shares_containers, take_saw_tagged, to_value,
     CompiledArgSpec, Mode,
 };
-use crate::argspec::{CoreFlavor, Outcome, Unhandled};
+use crate::argspec::{CoreFlavor, ErrorKind, Outcome, Unhandled};
 
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ArgspecFastPath>()?;
@@ -72,14 +72,25 @@ struct Entry {
 pub(super) struct ArgspecFastPath {
     result_class: Py<PyType>,
     multiple: Py<PyAny>,
+    /// `AnsibleValidationErrorMultiple.__init__` when making one without it was found to
+    /// give the same object (see `plain_multiple`): while it is still the class's, results
+    /// get their error list that way.
+    multiple_init: Option<Py<PyAny>>,
+    /// Errors made and appended without Python calls (see `PlainErrors`).
+    plain_errors: Option<PlainErrors>,
     errors_module: Py<PyAny>,
     arg_spec_module: Py<PyAny>,
     parameters_module: Py<PyAny>,
     /// `DEFAULT_TYPE_VALIDATORS` as it was at install, and a copy of its items then.
     validators_seen: Py<PyAny>,
     validators_then: Py<PyAny>,
+    /// The version tag `validators_seen` had when last found equal to `validators_then`
+    /// (0: none yet; tags start above 0 once a dict was changed).
+    validators_tag: AtomicU64,
     /// 2.22's process-wide secret registry (`arg_spec._secrets`), when there is one.
     secrets: Option<Py<PyAny>>,
+    /// What `register_secrets` is while registering no values does nothing (2.22).
+    quiet_registration: Option<QuietRegistration>,
     booleans_text: String,
     no_log_default_strings: bool,
     /// Whether `ValidationResult` objects can be made attribute by attribute.
@@ -126,15 +137,27 @@ impl ArgspecFastPath {
             os_module: os_module.into_any().unbind(),
             encoded_names: Default::default(),
         };
+        let multiple_init = plain_multiple(multiple.bind(py), errors_module.bind(py))?;
+        let plain_errors = plain_errors(multiple.bind(py), errors_module.bind(py))
+            .ok()
+            .flatten();
+        let quiet_registration = match &secrets {
+            Some(secrets) => quiet_registration(secrets.bind(py)).ok().flatten(),
+            None => None,
+        };
         Ok(ArgspecFastPath {
             result_class,
             multiple,
+            multiple_init,
+            plain_errors,
             errors_module,
             arg_spec_module,
             parameters_module,
             validators_seen,
             validators_then,
+            validators_tag: AtomicU64::new(0),
             secrets,
+            quiet_registration,
             booleans_text,
             no_log_default_strings,
             direct,
@@ -241,13 +264,28 @@ impl ArgspecFastPath {
     }
 
     /// Whether `DEFAULT_TYPE_VALIDATORS` is still the dict, with the same checkers, that the
-    /// compiled specs convert for.
+    /// compiled specs convert for (compared only when its version tag moved since the last
+    /// time it was found the same).
     fn validators_unchanged(&self, py: Python<'_>) -> PyResult<bool> {
         let now = self
             .parameters_module
             .bind(py)
             .getattr(intern!(py, "DEFAULT_TYPE_VALIDATORS"))?;
-        Ok(now.is(self.validators_seen.bind(py)) && now.eq(self.validators_then.bind(py))?)
+        if !now.is(self.validators_seen.bind(py)) {
+            return Ok(false);
+        }
+        let tag = now
+            .cast::<PyDict>()
+            .ok()
+            .and_then(super::snapshot::dict_version);
+        if tag.is_some_and(|tag| tag != 0 && tag == self.validators_tag.load(Ordering::Relaxed)) {
+            return Ok(true);
+        }
+        let same = now.eq(self.validators_then.bind(py))?;
+        if let (true, Some(tag)) = (same, tag) {
+            self.validators_tag.store(tag, Ordering::Relaxed);
+        }
+        Ok(same)
     }
 
     fn validate_call<'py>(
@@ -276,10 +314,10 @@ impl ArgspecFastPath {
             Ok(params) if !take_saw_tagged() => params,
             _ => return none(),
         };
-        // ansible-core's own set_fallbacks first, as its validate() does, on a copy.
+        // ansible-core's own set_fallbacks first, as its validate() does, on a copy (made
+        // only when a fallback set something: else the caller's dict is read in its place).
         let mut ran = None;
         if compiled.spec.has_fallbacks() {
-            let given = dict.copy()?;
             let spec = validator.getattr(intern!(py, "argument_spec"))?;
             let set_fallbacks = self
                 .arg_spec_module
@@ -291,11 +329,34 @@ impl ArgspecFastPath {
                 .unwrap_or_else(|p| p.into_inner())
                 .as_ref()
                 .is_some_and(|t| t.bind(py).is(&set_fallbacks));
+            let mut added = Vec::new();
             let native = match spec.cast_exact::<PyDict>() {
                 Ok(spec) if trusted => {
-                    fallbacks::set_fallbacks(&self.fallbacks, compiled, spec, &given)?
+                    fallbacks::set_fallbacks(&self.fallbacks, compiled, spec, dict, &mut added)?
                 }
                 _ => Ran::NotNative,
+            };
+            let given = match (&native, added.is_empty()) {
+                (Ran::Done(_), true) => dict.clone(),
+                _ => {
+                    let given = dict.copy()?;
+                    for (name, value) in added {
+                        given.set_item(name, value)?;
+                    }
+                    given
+                }
+            };
+            // What is handed back to ansible-core's validate with the fallbacks' results: a
+            // dict of its own (the caller's dict itself would read as "no fallback ran").
+            let handed_back = |given: &Bound<'py, PyDict>| match given.is(dict) {
+                true => dict.copy(),
+                false => Ok(given.clone()),
+            };
+            // The native loop only adds keys (at the end of the copy): the first ones are the
+            // caller's, not looked up again below.
+            let kept = match native {
+                Ran::Done(_) => dict.len(),
+                _ => 0,
             };
             let found = match native {
                 Ran::Done(found) => Ok(found.into_any()),
@@ -313,15 +374,15 @@ impl ArgspecFastPath {
                 Err(e) => return Err(e),
             };
             let gave_up = |reason: &str| -> PyResult<Bound<'py, PyAny>> {
-                Ok((PyString::new(py, reason), &given, &found)
+                Ok((PyString::new(py, reason), handed_back(&given)?, &found)
                     .into_pyobject(py)?
                     .into_any())
             };
             // Whether a fallback added a dict or list: only one of those can be shared (the
             // caller's parameters were found sharing none).
             let mut added_container = false;
-            for (key, value) in given.iter() {
-                if dict.contains(&key)? {
+            for (key, value) in given.iter().skip(kept) {
+                if kept == 0 && dict.contains(&key)? {
                     continue;
                 }
                 added_container |= !(value.is_none()
@@ -333,7 +394,7 @@ impl ArgspecFastPath {
                     return gave_up("value: str with surrogates");
                 };
                 match to_value(&value, Mode::Params, 1) {
-                    Ok(value) => params.insert(key, value),
+                    Ok(value) => params.insert(key.into(), value),
                     Err(Unhandled(reason)) => return gave_up(reason),
                 };
             }
@@ -346,12 +407,12 @@ impl ArgspecFastPath {
             {
                 return gave_up("value: container shared between parameters");
             }
-            ran = Some((given, found));
+            ran = Some((given, found, handed_back));
         }
         let checked = ran
             .as_ref()
-            .map_or(parameters.clone(), |(given, _)| given.clone().into_any());
-        let outcome = match compiled.run(py, &checked, params)?.0 {
+            .map_or(parameters.clone(), |(given, _, _)| given.clone().into_any());
+        let outcome = match compiled.run(py, &checked, params, true)?.0 {
             Ok(out) if !take_saw_tagged() => Ok(out),
             Ok(_) => Err(Unhandled("value: tagged value from a checker")),
             Err(reason) => Err(reason),
@@ -365,20 +426,20 @@ impl ArgspecFastPath {
                     .into_pyobject(py)?
                     .into_any())
             }
-            (Err(Unhandled(reason)), Some((given, found))) => {
-                return Ok((PyString::new(py, reason), given, found)
+            (Err(Unhandled(reason)), Some((given, found, handed_back))) => {
+                return Ok((PyString::new(py, reason), handed_back(&given)?, found)
                     .into_pyobject(py)?
                     .into_any())
             }
         };
         let (out, ran) = out;
-        let given = ran.as_ref().map_or(dict, |(given, _)| given);
+        let given = ran.as_ref().map_or(dict, |(given, _, _)| given);
         let result = self.build_result(
             py,
             compiled,
             &out,
             given,
-            ran.as_ref().map(|(_, found)| found),
+            ran.as_ref().map(|(_, found, _)| found),
         )?;
         NATIVE_CALLS.fetch_add(1, Ordering::Relaxed);
         Ok(result)
@@ -420,34 +481,28 @@ impl ArgspecFastPath {
         }
         let deprecations = deprecations_to_python(py, &out.deprecations)?;
         let aliases = compiled.alias_map.bind(py).copy()?;
-        let validated =
-            super::reuse::validated(py, compiled, given, &out.params, &out.option_positions)?;
-        let class = self.result_class.bind(py);
-        let result = class.call_method1(intern!(py, "__new__"), (class,))?;
-        let errors = self.multiple.bind(py).call0()?;
-        // The attributes in the order ValidationResult.__init__ sets them.
-        let attributes = result.getattr(intern!(py, "__dict__"))?;
-        attributes.set_item(intern!(py, "_no_log_values"), &no_log)?;
-        attributes.set_item(intern!(py, "_unsupported_parameters"), &unsupported)?;
-        attributes.set_item(intern!(py, "_supported_parameters"), &supported)?;
-        attributes.set_item(intern!(py, "_validated_parameters"), validated)?;
-        attributes.set_item(intern!(py, "_deprecations"), deprecations)?;
-        attributes.set_item(intern!(py, "_warnings"), warnings)?;
-        attributes.set_item(intern!(py, "_aliases"), aliases)?;
-        attributes.set_item(intern!(py, "errors"), &errors)?;
+        let validated = super::reuse::validated(py, compiled, given, out)?;
+        let result = new_instance(self.result_class.bind(py))?;
+        let errors = self.new_multiple(py)?;
+        // The attributes in the order ValidationResult.__init__ sets them (set as it sets
+        // them: the instance keeps them as any ValidationResult does).
+        result.setattr(intern!(py, "_no_log_values"), &no_log)?;
+        result.setattr(intern!(py, "_unsupported_parameters"), &unsupported)?;
+        result.setattr(intern!(py, "_supported_parameters"), &supported)?;
+        result.setattr(intern!(py, "_validated_parameters"), validated)?;
+        result.setattr(intern!(py, "_deprecations"), deprecations)?;
+        result.setattr(intern!(py, "_warnings"), warnings)?;
+        result.setattr(intern!(py, "_aliases"), aliases)?;
+        result.setattr(intern!(py, "errors"), &errors)?;
         let errors_module = self.errors_module.bind(py);
         for (kind, message) in &out.errors {
-            let error = errors_module
-                .getattr(kind.class_name())?
-                .call1((message,))?;
-            errors.call_method1(intern!(py, "append"), (error,))?;
+            let cls = errors_module.getattr(kind.class_name())?;
+            self.append_error(&errors, &cls, message)?;
         }
         if !out.unsupported.is_empty() {
             let message = unsupported_message(&unsupported, out)?;
-            let error = errors_module
-                .getattr("UnsupportedError")?
-                .call1((message,))?;
-            errors.call_method1(intern!(py, "append"), (error,))?;
+            let cls = errors_module.getattr(intern!(py, "UnsupportedError"))?;
+            self.append_error(&errors, &cls, &message)?;
         }
         if let Some(found) = fallback_no_log {
             no_log.call_method1(intern!(py, "update"), (found,))?;
@@ -463,12 +518,238 @@ impl ArgspecFastPath {
             }
         }
         if let Some(secrets) = &self.secrets {
-            secrets
-                .bind(py)
-                .call_method1(intern!(py, "register_secrets"), (&no_log,))?;
+            if !(no_log.is_empty() && self.registering_nothing_is_quiet(py, secrets.bind(py))?) {
+                secrets
+                    .bind(py)
+                    .call_method1(intern!(py, "register_secrets"), (&no_log,))?;
+            }
         }
         Ok(result)
     }
+}
+
+impl ArgspecFastPath {
+    /// `errors.append(cls(message))`, without Python calls while both are ansible-core's own.
+    fn append_error(
+        &self,
+        errors: &Bound<'_, PyAny>,
+        cls: &Bound<'_, PyAny>,
+        message: &str,
+    ) -> PyResult<()> {
+        let py = errors.py();
+        if let (Some(plain), Ok(class)) = (&self.plain_errors, cls.cast::<PyType>()) {
+            let appends = self
+                .multiple
+                .bind(py)
+                .getattr(intern!(py, "append"))?
+                .is(plain.append.bind(py));
+            if appends && errors.get_type().is(self.multiple.bind(py)) {
+                if let Some(error) = plain.make(class, message)? {
+                    let list = errors.getattr(intern!(py, "errors"))?;
+                    if let Ok(list) = list.cast_exact::<PyList>() {
+                        return list.append(error);
+                    }
+                    return list.call_method1(intern!(py, "append"), (error,)).map(drop);
+                }
+            }
+        }
+        let error = cls.call1((message,))?;
+        errors.call_method1(intern!(py, "append"), (error,))?;
+        Ok(())
+    }
+
+    /// Whether `secrets.register_secrets(set())` would do nothing at all: it is still
+    /// ansible-core's own function, on the same shared masker with ansible-core's own
+    /// `register_secret_texts` (which, given nothing, takes its lock and adds nothing).
+    fn registering_nothing_is_quiet(
+        &self,
+        py: Python<'_>,
+        secrets: &Bound<'_, PyAny>,
+    ) -> PyResult<bool> {
+        let Some(quiet) = &self.quiet_registration else {
+            return Ok(false);
+        };
+        let masker = secrets.getattr(intern!(py, "_secret_masker"))?;
+        Ok(secrets
+            .getattr(intern!(py, "register_secrets"))?
+            .is(quiet.register.bind(py))
+            && masker.is(quiet.masker.bind(py))
+            && masker
+                .get_type()
+                .getattr(intern!(py, "register_secret_texts"))?
+                .is(quiet.method.bind(py)))
+    }
+
+    /// `AnsibleValidationErrorMultiple()`.
+    fn new_multiple<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let multiple = self.multiple.bind(py);
+        if let Some(init) = &self.multiple_init {
+            if multiple.getattr(intern!(py, "__init__"))?.is(init.bind(py)) {
+                let made = new_instance(multiple.cast::<PyType>()?)?;
+                made.setattr(intern!(py, "errors"), PyList::empty(py))?;
+                return Ok(made);
+            }
+        }
+        multiple.call0()
+    }
+}
+
+/// ansible-core 2.22's `secrets.register_secrets`, its shared masker and the masker's
+/// `register_secret_texts`, as found when the fast path was made (all ansible-core's own).
+struct QuietRegistration {
+    register: Py<PyAny>,
+    masker: Py<PyAny>,
+    method: Py<PyAny>,
+}
+
+fn quiet_registration(secrets: &Bound<'_, PyAny>) -> PyResult<Option<QuietRegistration>> {
+    let py = secrets.py();
+    let defined_in = |function: &Bound<'_, PyAny>, module: &Bound<'_, PyAny>| -> PyResult<bool> {
+        let Ok(code) = function.getattr("__code__") else {
+            return Ok(false);
+        };
+        code.getattr("co_filename")?.eq(module.getattr("__file__")?)
+    };
+    let register = secrets.getattr("register_secrets")?;
+    let masker = secrets.getattr("_secret_masker")?;
+    let method = masker.get_type().getattr("register_secret_texts")?;
+    let internal = py.import("ansible.module_utils._internal._secrets")?;
+    let own = defined_in(&register, secrets)?
+        && defined_in(&method, internal.as_any())?
+        && masker.is(internal.getattr("_secret_masker")?);
+    Ok(own.then(|| QuietRegistration {
+        register: register.unbind(),
+        masker: masker.unbind(),
+        method: method.unbind(),
+    }))
+}
+
+/// `cls.__new__(cls)`, as the type's own `tp_new` slot (a Python `__new__` included) makes it.
+fn new_instance<'py>(cls: &Bound<'py, PyType>) -> PyResult<Bound<'py, PyAny>> {
+    new_instance_with(cls, &PyTuple::empty(cls.py()))
+}
+
+/// `cls.__new__(cls, *args)`, as the type's own `tp_new` slot makes it.
+fn new_instance_with<'py>(
+    cls: &Bound<'py, PyType>,
+    args: &Bound<'py, PyTuple>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = cls.py();
+    // SAFETY: a live type and the GIL held; `tp_new` is always set for a type that can be
+    // instantiated (checked), and is called with the argument tuple as `cls.__new__(cls,
+    // *args)` calls it.  A new reference or NULL with an exception set comes back.
+    unsafe {
+        let slot = pyo3::ffi::PyType_GetSlot(cls.as_type_ptr(), pyo3::ffi::Py_tp_new);
+        if slot.is_null() {
+            let mut all = vec![cls.clone().into_any()];
+            all.extend(args.iter());
+            return cls.call_method1(intern!(py, "__new__"), PyTuple::new(py, all)?);
+        }
+        let tp_new: pyo3::ffi::newfunc = std::mem::transmute(slot);
+        let made = tp_new(cls.as_type_ptr(), args.as_ptr(), std::ptr::null_mut());
+        Bound::from_owned_ptr_or_err(py, made)
+    }
+}
+
+/// ansible-core's own `AnsibleValidationError.__init__` and
+/// `AnsibleValidationErrorMultiple.append`, when an error made by `__new__` and given its
+/// `error_message`, and appended to the `errors` list directly, was found the same as
+/// ansible-core's for every error class the core reports.
+struct PlainErrors {
+    init: Py<PyAny>,
+    append: Py<PyAny>,
+}
+
+fn plain_errors(
+    multiple: &Bound<'_, PyAny>,
+    errors_module: &Bound<'_, PyAny>,
+) -> PyResult<Option<PlainErrors>> {
+    let file = errors_module.getattr("__file__")?;
+    let own = |function: &Bound<'_, PyAny>| -> PyResult<bool> {
+        match function.getattr("__code__") {
+            Ok(code) => code.getattr("co_filename")?.eq(&file),
+            Err(_) => Ok(false),
+        }
+    };
+    let init = errors_module
+        .getattr("AnsibleValidationError")?
+        .getattr("__init__")?;
+    let append = multiple.getattr("append")?;
+    if !own(&init)? || !own(&append)? {
+        return Ok(None);
+    }
+    let plain = PlainErrors {
+        init: init.unbind(),
+        append: append.unbind(),
+    };
+    for name in ErrorKind::ALL.iter().map(|k| k.class_name()) {
+        let cls = errors_module.getattr(name)?;
+        let usual = cls.call1(("probe message",))?;
+        let Some(made) = plain.make(cls.cast::<PyType>()?, "probe message")? else {
+            return Ok(None);
+        };
+        let same = usual.get_type().is(made.get_type())
+            && usual.getattr("__dict__")?.eq(made.getattr("__dict__")?)?
+            && usual.getattr("args")?.eq(made.getattr("args")?)?
+            && usual.str()?.to_str()? == made.str()?.to_str()?;
+        let list = multiple.call0()?;
+        list.call_method1("append", (&usual,))?;
+        let appended = list
+            .getattr("errors")?
+            .eq(PyList::new(multiple.py(), [&usual])?)?;
+        if !same || !appended {
+            return Ok(None);
+        }
+    }
+    Ok(Some(plain))
+}
+
+impl PlainErrors {
+    /// `cls(message)` without calling `__init__`, while `cls.__init__` is ansible-core's.
+    fn make<'py>(
+        &self,
+        cls: &Bound<'py, PyType>,
+        message: &str,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let py = cls.py();
+        if !cls.getattr(intern!(py, "__init__"))?.is(self.init.bind(py)) {
+            return Ok(None);
+        }
+        let message = PyString::new(py, message);
+        let made = new_instance_with(cls, &PyTuple::new(py, [&message])?)?;
+        made.setattr(intern!(py, "error_message"), message)?;
+        Ok(Some(made))
+    }
+}
+
+/// `AnsibleValidationErrorMultiple.__init__` if it is ansible-core's own and an object made by
+/// `__new__` and given an empty `errors` list is the same as `AnsibleValidationErrorMultiple()`.
+fn plain_multiple(
+    multiple: &Bound<'_, PyAny>,
+    errors_module: &Bound<'_, PyAny>,
+) -> PyResult<Option<Py<PyAny>>> {
+    let py = multiple.py();
+    let Ok(cls) = multiple.cast::<PyType>() else {
+        return Ok(None);
+    };
+    let init = multiple.getattr("__init__")?;
+    let own = match init.getattr("__code__") {
+        Ok(code) => code
+            .getattr("co_filename")?
+            .eq(errors_module.getattr("__file__")?)?,
+        Err(_) => false,
+    };
+    if !own {
+        return Ok(None);
+    }
+    let usual = multiple.call0()?;
+    let made = new_instance(cls)?;
+    made.setattr("errors", PyList::empty(py))?;
+    let same = usual.get_type().is(made.get_type())
+        && usual.getattr("__dict__")?.eq(made.getattr("__dict__")?)?
+        && usual.getattr("args")?.eq(made.getattr("args")?)?
+        && usual.str()?.to_str()? == made.str()?.to_str()?;
+    Ok(same.then(|| init.unbind()))
 }
 
 /// An unsupported parameter as ansible-core records it: its name at top level, else the

@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyList, PyString};
 
 use super::{to_python, CompiledArgSpec};
-use crate::argspec::{Params, Value};
+use crate::argspec::{Outcome, Value};
 
 /// The validated parameters as a dict keyed with the spec's own name objects; `given` is the
 /// parameter dict the core's input was made from.
@@ -17,20 +17,26 @@ pub(super) fn validated<'py>(
     py: Python<'py>,
     compiled: &CompiledArgSpec,
     given: &Bound<'py, PyDict>,
-    map: &Params,
-    option_positions: &[Option<usize>],
+    out: &Outcome,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let map = &out.params;
     // Which option each entry is (by position), from where the core put each option; looked
     // up by name where the positions do not say.
     let mut option_at: Vec<Option<usize>> = vec![None; map.len()];
-    let mut placed = option_positions.len() == compiled.spec.options.len();
-    for (index, position) in option_positions.iter().enumerate() {
-        match position.and_then(|p| option_at.get_mut(p)) {
-            Some(slot) => *slot = Some(index),
-            None => placed = false,
+    let mut placed = out.option_positions.len() == compiled.spec.options.len();
+    for (index, position) in out.option_positions.iter().enumerate() {
+        match position.map(|p| option_at.get_mut(p)) {
+            Some(Some(slot)) => *slot = Some(index),
+            Some(None) => placed = false,
+            None => placed &= out.none_tail.contains(&index),
         }
     }
     let dict = PyDict::new(py);
+    let mut strings = None;
+    // The core's map starts with the keys of `given`, in its order (the parameters as given,
+    // then any fallbacks set); what it adds comes after.
+    let given_len = given.len();
+    let mut given_items = given.iter();
     for (position, (key, value)) in map.iter().enumerate() {
         // The name compared all the same: a position that moved would be only slower.
         let index = match option_at[position].filter(|i| {
@@ -48,19 +54,141 @@ pub(super) fn validated<'py>(
             Some(name) => name.bind(py).clone(),
             None => PyString::new(py, key),
         };
-        let object = match reused(py, compiled, given, index, &key_object, value)? {
+        // The given entry at the same position, read in step (no lookup) and checked by name.
+        let at_position = match position < given_len {
+            true => given_items.next(),
+            false => None,
+        };
+        let was = match (value, at_position) {
+            (Value::None | Value::Bool(_) | Value::Int(_), _) => None,
+            (_, Some((name, object))) if str_is(&name, key) => Some(object),
+            _ if position < given_len => given.get_item(&key_object)?,
+            _ => None,
+        };
+        let object = match reused(py, compiled, given, was.as_ref(), index, &key_object, value)? {
             Some(object) => object,
+            None if matches!(value, Value::Dict(_) | Value::List(_)) => {
+                // Asked once per result: the table is made from a spec's second result on.
+                let strings = *strings.get_or_insert_with(|| compiled.spec_strings(py));
+                to_python_reusing(py, value, was.as_ref(), strings)?
+            }
             None => to_python(py, value)?,
         };
         dict.set_item(key_object, object)?;
     }
+    // ansible-core's last pass of defaults: None for each option still missing, in spec order.
+    let none = py.None();
+    for &index in &out.none_tail {
+        match compiled.names.get(index) {
+            Some(name) => dict.set_item(name.bind(py), &none)?,
+            None => dict.set_item(&*compiled.spec.options[index].name, &none)?,
+        }
+    }
     Ok(dict)
 }
 
+/// Strings a spec holds (option names at every depth, str defaults) by their text: what a
+/// result's sub-option keys and defaults are made of in ansible-core's result too.
+pub(super) struct SpecStrings(rustc_hash::FxHashMap<Box<str>, Py<PyString>>);
+
+impl SpecStrings {
+    pub(super) fn of(py: Python<'_>, compiled: &CompiledArgSpec) -> SpecStrings {
+        let mut table = rustc_hash::FxHashMap::default();
+        let mut add = |object: &Bound<'_, PyAny>| {
+            if let Ok(text) = object.cast_exact::<PyString>() {
+                if let Ok(utf8) = text.to_str() {
+                    table
+                        .entry(utf8.into())
+                        .or_insert_with(|| text.clone().unbind());
+                }
+            }
+        };
+        for name in &compiled.names {
+            add(name.bind(py).as_any());
+        }
+        for sub in &compiled.sub_specs {
+            let Ok(sub) = sub.bind(py).cast::<PyDict>() else {
+                continue;
+            };
+            for (name, option) in sub.iter() {
+                add(&name);
+                if let Ok(Some(default)) = option
+                    .cast::<PyDict>()
+                    .map(|o| o.get_item(pyo3::intern!(py, "default")).ok().flatten())
+                {
+                    add(&default);
+                }
+            }
+        }
+        SpecStrings(table)
+    }
+
+    fn get<'py>(&self, py: Python<'py>, text: &str) -> Option<Bound<'py, PyString>> {
+        self.0.get(text).map(|s| s.bind(py).clone())
+    }
+}
+
+/// `value` as a Python object, made of the objects `given` (the caller's object it came
+/// from, if any) holds where they are equal str or float objects, as ansible-core's deep copy
+/// keeps them, and of the spec's own strings for names and defaults: equal objects either way,
+/// made again for less.  Neither needs to line up: an object is taken only when it is an exact
+/// str or float equal to what the core found.
+fn to_python_reusing<'py>(
+    py: Python<'py>,
+    value: &Value,
+    given: Option<&Bound<'py, PyAny>>,
+    strings: Option<&SpecStrings>,
+) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        Value::Str(text) => {
+            if let Some(given) = given.filter(|g| same_scalar(g, value)) {
+                return Ok(given.clone());
+            }
+            match strings.and_then(|s| s.get(py, text)) {
+                Some(found) => found.into_any(),
+                None => PyString::new(py, text).into_any(),
+            }
+        }
+        Value::Float(_) if given.is_some_and(|g| same_scalar(g, value)) => {
+            given.cloned().unwrap_or_else(|| py.None().into_bound(py))
+        }
+        Value::Dict(map) => {
+            let given = given.and_then(|g| g.cast_exact::<PyDict>().ok());
+            let dict = PyDict::new(py);
+            for (key, item) in map {
+                let key = match strings.and_then(|s| s.get(py, key)) {
+                    Some(found) => found,
+                    None => PyString::new(py, key),
+                };
+                let was = match given {
+                    Some(given) => given.get_item(&key)?,
+                    None => None,
+                };
+                dict.set_item(&key, to_python_reusing(py, item, was.as_ref(), strings)?)?;
+            }
+            dict.into_any()
+        }
+        Value::List(items) => {
+            let given = given.and_then(|g| g.cast_exact::<PyList>().ok());
+            let list = PyList::empty(py);
+            for (index, item) in items.iter().enumerate() {
+                let was = given.and_then(|g| g.get_item(index).ok());
+                list.append(to_python_reusing(py, item, was.as_ref(), strings)?)?;
+            }
+            list.into_any()
+        }
+        _ => to_python(py, value)?,
+    })
+}
+
+/// A given object or the spec's default object that ansible-core's result would hold for
+/// this entry; `was`: what `given` holds under the entry's key (looked up only for the entries
+/// the core took from `given`: the first ones, in its order).
 fn reused<'py>(
     py: Python<'py>,
     compiled: &CompiledArgSpec,
     given: &Bound<'py, PyDict>,
+    was: Option<&Bound<'py, PyAny>>,
     index: Option<usize>,
     key: &Bound<'py, PyString>,
     value: &Value,
@@ -68,9 +196,9 @@ fn reused<'py>(
     if matches!(value, Value::None | Value::Bool(_) | Value::Int(_)) {
         return Ok(None); // singletons or cheap to make: nothing to keep
     }
-    if let Some(object) = given.get_item(key)? {
+    if let Some(object) = was {
         // A given str or float that the checks left as it was.
-        return Ok(same_scalar(&object, value).then_some(object));
+        return Ok(same_scalar(object, value).then(|| object.clone()));
     }
     let Some(index) = index else { return Ok(None) };
     let Some(default) = compiled.defaults.get(index).and_then(Option::as_ref) else {
@@ -85,8 +213,13 @@ fn reused<'py>(
     // Not given: the default, where its type checks returned it as it is (containers too, but
     // not where ansible-core makes a new list of checked elements or works on sub-options).
     let default = default.bind(py);
+    if same_scalar(default, value) {
+        return Ok(Some(default.clone()));
+    }
     let plain = option.elements.is_none() && option.sub.is_none();
-    Ok((plain && same(default, value, 0) || same_scalar(default, value)).then(|| default.clone()))
+    // A container is the spec's own object only if it was not given (asked again here: the
+    // object itself would be shared with the spec).
+    Ok((plain && same(default, value, 0) && !given.contains(key)?).then(|| default.clone()))
 }
 
 /// An exact str or float equal to `value` (the same type: 1.0 is not 1).

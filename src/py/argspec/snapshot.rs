@@ -6,9 +6,21 @@
 //! same objects (by identity; the snapshot's references keep their addresses from being reused)
 //! and the same lengths means nothing changed.  Scalars are immutable, so their identity is
 //! enough; a replaced scalar of equal value is only a needless recompile.
+//!
+//! Walking a large spec on every call costs microseconds, so where the interpreter keeps a
+//! version tag in every dict (CPython 3.11 to 3.13: a process-wide counter value stored on
+//! each change, so a changed dict never shows its old tag again), the check reads the tag of
+//! each dict the spec holds and compares each list's and set's items, without walking: every
+//! container reachable then is checked directly, and while none changed, the same containers
+//! are the reachable ones.  Tuples cannot change; the containers inside them are checked.
+//! Whether the tags behave so is probed once on dicts of this process (layout and every kind
+//! of change), else the walk it is.
+
+use std::sync::OnceLock;
 
 use pyo3::ffi;
 use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyDictMethods};
 
 /// Deeper than this is refused (and stops reference cycles): the spec is then not compiled.
 const MAX_DEPTH: usize = 64;
@@ -16,6 +28,19 @@ const MAX_DEPTH: usize = 64;
 pub(super) struct Snapshot {
     objects: Vec<Py<PyAny>>,
     lengths: Vec<ffi::Py_ssize_t>,
+    /// The quick check's record, when the interpreter's dict version tags can be trusted.
+    containers: Option<Containers>,
+}
+
+/// Every mutable container reachable from the roots (addresses; `Snapshot::objects` keeps
+/// them alive): dicts with their version tags, lists and sets with their items.
+#[derive(Default)]
+struct Containers {
+    dicts: Vec<(usize, u64)>,
+    /// (list, first item in `items`, length)
+    lists: Vec<(usize, usize, usize)>,
+    sets: Vec<(usize, usize, usize)>,
+    items: Vec<usize>,
 }
 
 impl Snapshot {
@@ -26,6 +51,7 @@ impl Snapshot {
             snapshot: Snapshot {
                 objects: Vec::new(),
                 lengths: Vec::new(),
+                containers: None,
             },
         };
         for root in roots {
@@ -34,11 +60,27 @@ impl Snapshot {
                 return None;
             }
         }
-        Some(taker.snapshot)
+        let mut snapshot = taker.snapshot;
+        if version_tags_usable(py) {
+            let mut containers = Containers::default();
+            for object in &snapshot.objects {
+                // SAFETY: the GIL is held and the snapshot keeps every object alive.
+                if !unsafe { containers.record(object.as_ptr()) } {
+                    return Some(snapshot); // a set that could not be read: the walk checks
+                }
+            }
+            snapshot.containers = Some(containers);
+        }
+        Some(snapshot)
     }
 
-    /// Whether `roots` still hold exactly the objects and lengths this snapshot saw.
+    /// Whether `roots` still hold exactly the objects and lengths this snapshot saw (the
+    /// roots themselves are the ones it was taken of: the caller's cache is keyed by them).
     pub(super) fn matches(&self, roots: &[&Bound<'_, PyAny>]) -> bool {
+        if let Some(containers) = &self.containers {
+            // SAFETY: the GIL is held (a Bound exists) and the snapshot keeps them alive.
+            return unsafe { containers.unchanged() };
+        }
         let mut checker = Checker {
             snapshot: self,
             object: 0,
@@ -53,6 +95,203 @@ impl Snapshot {
         }
         checker.object == self.objects.len() && checker.length == self.lengths.len()
     }
+}
+
+impl Containers {
+    /// Notes `obj` if it is a dict, list or set.  `false`: a set whose items could not be read.
+    ///
+    /// # Safety
+    /// `obj` is a live object and the GIL is held.
+    unsafe fn record(&mut self, obj: *mut ffi::PyObject) -> bool {
+        // SAFETY (whole block): the caller's guarantee; borrowed references only.
+        unsafe {
+            if ffi::PyDict_Check(obj) != 0 {
+                self.dicts.push((obj as usize, version_tag(obj)));
+            } else if ffi::PyList_Check(obj) != 0 {
+                let len = usize::try_from(ffi::PyList_Size(obj)).unwrap_or(0);
+                let start = self.items.len();
+                for index in 0..len {
+                    let item = ffi::PyList_GetItem(obj, index as ffi::Py_ssize_t);
+                    if item.is_null() {
+                        ffi::PyErr_Clear();
+                    }
+                    self.items.push(item as usize);
+                }
+                self.lists.push((obj as usize, start, len));
+            } else if ffi::PySet_Check(obj) != 0 {
+                let start = self.items.len();
+                let Some(items) = set_items(obj) else {
+                    return false;
+                };
+                self.items.extend(items);
+                self.sets
+                    .push((obj as usize, start, self.items.len() - start));
+            }
+            true
+        }
+    }
+
+    /// Whether every container still holds what it held.
+    ///
+    /// # Safety
+    /// The GIL is held and every recorded container is alive.
+    unsafe fn unchanged(&self) -> bool {
+        // SAFETY (whole block): the caller's guarantee; borrowed references only.
+        unsafe {
+            for &(dict, tag) in &self.dicts {
+                if version_tag(dict as *mut ffi::PyObject) != tag {
+                    return false;
+                }
+            }
+            for &(list, start, len) in &self.lists {
+                let list = list as *mut ffi::PyObject;
+                if ffi::PyList_Size(list) != len as ffi::Py_ssize_t {
+                    return false;
+                }
+                for (index, &item) in self.items[start..start + len].iter().enumerate() {
+                    if ffi::PyList_GetItem(list, index as ffi::Py_ssize_t) as usize != item {
+                        return false;
+                    }
+                }
+            }
+            for &(set, start, len) in &self.sets {
+                match set_items(set as *mut ffi::PyObject) {
+                    Some(items) if items[..] == self.items[start..start + len] => {}
+                    _ => return false,
+                }
+            }
+            true
+        }
+    }
+}
+
+/// The items of a set in iteration order (addresses), or `None` if iterating failed.
+///
+/// # Safety
+/// `set` is a live set and the GIL is held.
+unsafe fn set_items(set: *mut ffi::PyObject) -> Option<Vec<usize>> {
+    // SAFETY (whole block): the caller's guarantee.
+    unsafe {
+        let iterator = ffi::PyObject_GetIter(set);
+        if iterator.is_null() {
+            ffi::PyErr_Clear();
+            return None;
+        }
+        let mut items = Vec::new();
+        loop {
+            let item = ffi::PyIter_Next(iterator);
+            if item.is_null() {
+                break;
+            }
+            items.push(item as usize);
+            // The set holds the item, which stays alive past this reference.
+            ffi::Py_DecRef(item);
+        }
+        ffi::Py_DecRef(iterator);
+        if !ffi::PyErr_Occurred().is_null() {
+            ffi::PyErr_Clear();
+            return None;
+        }
+        Some(items)
+    }
+}
+
+/// Where CPython 3.11-3.13 keep a dict's item count and version tag: right after the object
+/// header (`PyDictObject.ma_used`, then `ma_version_tag`).
+const USED_OFFSET: usize = std::mem::size_of::<ffi::PyObject>();
+const TAG_OFFSET: usize = USED_OFFSET + std::mem::size_of::<ffi::Py_ssize_t>();
+
+/// # Safety
+/// `dict` is a live dict (or subclass) and the GIL is held; only called once the layout was
+/// probed (`version_tags_usable`).
+unsafe fn version_tag(dict: *mut ffi::PyObject) -> u64 {
+    // SAFETY: the caller's guarantee; the field is plain data inside the dict object.
+    unsafe { std::ptr::read(dict.cast::<u8>().add(TAG_OFFSET).cast::<u64>()) }
+}
+
+/// # Safety
+/// As `version_tag`.
+unsafe fn item_count(dict: *mut ffi::PyObject) -> ffi::Py_ssize_t {
+    // SAFETY: as `version_tag`.
+    unsafe { std::ptr::read(dict.cast::<u8>().add(USED_OFFSET).cast::<ffi::Py_ssize_t>()) }
+}
+
+/// The version tag of `dict` where tags can be trusted (see the module text), else `None`.
+pub(super) fn dict_version(dict: &Bound<'_, PyDict>) -> Option<u64> {
+    // SAFETY: a live dict, the GIL held (a Bound exists), the layout probed.
+    version_tags_usable(dict.py()).then(|| unsafe { version_tag(dict.as_ptr()) })
+}
+
+static VERSION_TAGS: OnceLock<bool> = OnceLock::new();
+
+/// Whether dicts here carry version tags that change on every change (asked once).
+pub(super) fn version_tags_usable(py: Python<'_>) -> bool {
+    *VERSION_TAGS.get_or_init(|| probe_version_tags(py).unwrap_or(false))
+}
+
+/// CPython 3.11 to 3.13 only (3.14 stopped changing the tag), and then only if the fields sit
+/// where expected and the tag changes on each kind of change tried here.
+fn probe_version_tags(py: Python<'_>) -> PyResult<bool> {
+    let version = py.version_info();
+    if version.major != 3 || !(11..=13).contains(&version.minor) {
+        return Ok(false);
+    }
+    let code = c"
+class Sub(dict):
+    pass
+
+def changes(d):
+    yield lambda: d.__setitem__('a', 1)
+    yield lambda: d.__setitem__('a', 2)
+    yield lambda: d.__setitem__('b', [])
+    yield lambda: d.update(c=3, a=4)
+    yield lambda: d.setdefault('e', 5)
+    yield lambda: d.pop('e')
+    yield lambda: d.__delitem__('c')
+    yield lambda: d.popitem()
+    yield lambda: d.__ior__({'f': 6})
+    yield lambda: d.clear()
+    yield lambda: d.__setitem__('g', 7)
+    for i in range(40):  # growing: the table is rebuilt
+        yield lambda i=i: d.__setitem__(str(i), i)
+";
+    let globals = PyDict::new(py);
+    py.run(code, Some(&globals), None)?;
+    let changes = globals
+        .get_item("changes")?
+        .ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("probe"))?;
+    let sub = globals
+        .get_item("Sub")?
+        .ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("probe"))?;
+    for dict in [PyDict::new(py).into_any(), sub.call0()?] {
+        let pointer = dict.as_ptr();
+        let sized = |d: &Bound<'_, PyAny>| -> PyResult<bool> {
+            // SAFETY: `dict` is a live dict (or subclass) and the GIL is held.
+            Ok(unsafe { item_count(pointer) } == d.len()? as ffi::Py_ssize_t)
+        };
+        // SAFETY: as above.
+        let mut tag = unsafe { version_tag(pointer) };
+        if !sized(&dict)? {
+            return Ok(false);
+        }
+        for change in changes.call1((&dict,))?.try_iter()? {
+            change?.call0()?;
+            // SAFETY: as above.
+            let now = unsafe { version_tag(pointer) };
+            if now == tag || !sized(&dict)? {
+                return Ok(false);
+            }
+            tag = now;
+        }
+        // Reading changes nothing.
+        let _ = dict.get_item("g")?;
+        let _ = dict.cast::<PyDict>()?.iter().count();
+        // SAFETY: as above.
+        if unsafe { version_tag(pointer) } != tag {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// What a walk does with each object and container length it meets; `false` stops it.
