@@ -716,10 +716,11 @@ impl CompiledArgSpec {
         if self.uses.fetch_add(1, Ordering::Relaxed) == 0 {
             return None;
         }
-        Some(
-            self.strings
-                .get_or_init(|| reuse::SpecStrings::of(py, self)),
-        )
+        // Made before the cell is touched: a OnceLock initialiser that runs Python code can let
+        // another thread take the GIL (and fork, or wait on the same cell while holding the GIL:
+        // a deadlock). Two threads may both make the strings; the first stored wins.
+        let made = reuse::SpecStrings::of(py, self);
+        Some(self.strings.get_or_init(|| made))
     }
 
     /// The caller's parameter dict as the core's input.

@@ -83,3 +83,17 @@ def test_argspec_from_many_threads(accel):
     got = _in_threads(lambda p: (validator.validate(p).validated_parameters, validator.validate(p).error_messages), params)
     original = getattr(ArgumentSpecValidator.validate, "__ansible_accel_original__")
     assert got == [(original(validator, p).validated_parameters, original(validator, p).error_messages) for p in params]
+
+
+FIRST_CALLS = pathlib.Path(__file__).with_name("_first_calls_worker.py")
+
+
+@pytest.mark.parametrize("attempt", range(3))
+def test_first_argspec_calls_from_many_threads_at_once(attempt):
+    # Found by CI (the fork test hung): the quick spec check's one-time probe ran Python code
+    # inside a OnceLock initialiser; a second thread waiting on the cell with the GIL held
+    # deadlocked the process. Before the fix this script hung in 18 of 20 runs here.
+    run = subprocess.run([sys.executable, str(FIRST_CALLS)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    word, native = run.stdout.split()
+    assert word == "ok" and int(native) >= 4 * 30 * 2, run.stdout

@@ -251,15 +251,22 @@ impl ArgspecFastPath {
             Ok(compiled) => Ok(Py::new(py, compiled)?),
             Err(Unhandled(reason)) => Err(reason),
         };
-        let mut cache = self
-            .cache
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if cache.len() >= CACHE_LIMIT {
-            cache.clear();
-        }
         let answer = compiled.as_ref().map(|c| c.clone_ref(py)).map_err(|r| *r);
-        cache.insert(key, Entry { snapshot, compiled });
+        // Entries leaving the cache are dropped after the lock is released: dropping Python
+        // objects can run Python code, which may hand the GIL to a thread waiting for this lock.
+        let (_evicted, _replaced) = {
+            let mut cache = self
+                .cache
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            let evicted = if cache.len() >= CACHE_LIMIT {
+                std::mem::take(&mut *cache)
+            } else {
+                Default::default()
+            };
+            let replaced = cache.insert(key, Entry { snapshot, compiled });
+            (evicted, replaced)
+        };
         Ok(answer)
     }
 

@@ -226,7 +226,14 @@ static VERSION_TAGS: OnceLock<bool> = OnceLock::new();
 
 /// Whether dicts here carry version tags that change on every change (asked once).
 pub(super) fn version_tags_usable(py: Python<'_>) -> bool {
-    *VERSION_TAGS.get_or_init(|| probe_version_tags(py).unwrap_or(false))
+    if let Some(&usable) = VERSION_TAGS.get() {
+        return usable;
+    }
+    // Probed outside the cell: the probe runs Python code, during which another thread may take
+    // the GIL; a OnceLock initialiser must never wait for the GIL (deadlock, or a child forked
+    // meanwhile finding the cell forever "being initialised").
+    let usable = probe_version_tags(py).unwrap_or(false);
+    *VERSION_TAGS.get_or_init(|| usable)
 }
 
 /// CPython 3.11 to 3.13 only (3.14 stopped changing the tag), and then only if the fields sit
