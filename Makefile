@@ -34,7 +34,7 @@ COLLECTIONS_312 := ansible==14.5.0
 ENV_STAMP := .ready-4
 PIP_FLAGS := --disable-pip-version-check --quiet
 
-.PHONY: build venvs test test-rust test-py conformance demo bench bench-run bench-check bench-e2e bench-e2e-run lint clean
+.PHONY: build venvs test test-rust test-py conformance demo bench bench-run bench-check bench-e2e bench-e2e-run scan-floor lint clean
 
 # --- environments -------------------------------------------------------------------------
 
@@ -113,6 +113,11 @@ bench-e2e-run:
 	"$(VENVS)/py312/bin/python" -m benches.e2e --python "$(VENVS)/py312/bin/python" \
 	  --python "$(VENVS)/py313/bin/python" --json "$(ROOT)/bench-results/e2e$(if $(QUICK),-quick).json" \
 	  --markdown "$(ROOT)/$(if $(QUICK),bench-results/e2e-quick.md,benches/results/e2e.md)" $(if $(QUICK),--quick)
+
+# How far a native import scan can beat compile() + ModuleDepFinder on ruff's parser: the
+# scan's stages over ansible-core's module_utils, parse alone being the floor (2.21 and 2.22).
+scan-floor: venvs build
+	for py in py312 py313; do "$(VENVS)/$$py/bin/python" -m benches.scan_floor || exit 1; done
 
 lint:
 	cargo clippy --quiet --all-targets -- -D warnings
