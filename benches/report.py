@@ -6,6 +6,7 @@ import json
 import os
 import statistics
 
+from . import targets
 from ._harness import fmt
 
 
@@ -45,6 +46,8 @@ def summary_text(results: dict) -> str:
         lines.append(f"{group:<10} {core:<13} {count:>5} {low:>7.1f}x {mid:>7.1f}x {high:>7.1f}x")
     bad = sum(1 for r in results["rows"] if not r["equal"])
     lines.append(f"{len(results['rows'])} rows, {bad} with differing outputs")
+    if targets.checked(results["rows"]):
+        lines += ["", "The issues' speed targets:", *targets.text(results["rows"])]
     e2e = results.get("e2e")
     if e2e:
         lines.append("")
@@ -93,6 +96,9 @@ def markdown(results: dict, chart: str | None) -> str:
     ]
     for group, core, count, low, mid, high in summary_by_path(results["rows"]):
         out.append(f"| {group} | {core} | {count} | {low:.1f}× | {mid:.1f}× | {high:.1f}× |")
+    if targets.checked(results["rows"]):
+        out += ["", "The issues' speed targets, row by row (every row a target covers must reach it):", "",
+                *targets.markdown(results["rows"])]
     if chart:
         out += ["", f"![speed-up per benchmark, log scale]({chart})"]
     if results.get("e2e"):
