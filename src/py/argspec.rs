@@ -16,6 +16,7 @@ mod fallbacks;
 mod fast;
 mod reuse;
 mod snapshot;
+mod template;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(argspec_compile, m)?)?;
@@ -643,6 +644,7 @@ fn compile_sources(
         fallback_plan: std::sync::OnceLock::new(),
         uses: std::sync::atomic::AtomicU32::new(0),
         strings: std::sync::OnceLock::new(),
+        template: Default::default(),
     })
 }
 
@@ -704,6 +706,8 @@ struct CompiledArgSpec {
     /// spec is used again (a spec compiled for one call never pays for the table).
     uses: std::sync::atomic::AtomicU32,
     strings: std::sync::OnceLock<reuse::SpecStrings>,
+    /// The validated dict of the shape last met twice in a row, all values None (see `template`).
+    template: template::TemplateSlot,
 }
 
 impl CompiledArgSpec {

@@ -271,3 +271,53 @@ def test_result_holds_the_objects_ansible_core_holds():
     assert identities(native) == identities(pure)
     assert identities(native)["name"] == (True, False)
     assert identities(native)["items"] == (False, True)
+
+
+def test_reused_validator_results_of_repeated_and_changing_shapes():
+    """One validator, called again and again with the same keys (the result dict made from a
+    kept template), with other keys in between, with values None and not None under the same
+    keys, and sub-option dicts given in another key order: every result as ansible-core's,
+    each its own dict."""
+    spec = {
+        "name": {"type": "str", "required": True},
+        "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
+        "count": {"type": "int"},
+        "flag": {"type": "bool", "default": False},
+        "label": {"type": "str", "aliases": ["tag"]},
+        "tags": {"type": "dict"},
+        "net": {"type": "dict", "options": {"ip": {"type": "str"}, "up": {"type": "bool", "default": True},
+                                            "mask": {"type": "int", "default": 24}}},
+        "unused": {"type": "list", "elements": "str"},
+    }
+    calls = [
+        {"name": "a", "count": "1"},
+        {"name": "b", "count": "2"},
+        {"name": "c", "count": None},
+        {"name": "d", "count": 4, "tags": {"x": "1", "y": 2}},
+        {"name": "e", "count": "5"},
+        {"name": "f", "count": "6"},
+        {"count": "7", "name": "g"},
+        {"name": "h", "tag": "t", "count": "8"},
+        {"name": "i", "tag": "t", "count": "9"},
+        {"name": "j", "net": {"mask": "16", "ip": "10.0.0.1"}, "count": "1"},
+        {"name": "k", "net": {"ip": "10.0.0.2", "mask": 8}, "count": "1"},
+        {"name": "l", "net": {"ip": "10.0.0.2", "mask": 8}, "count": "1"},
+        {"name": "m", "count": "1", "bogus": 1},
+        {"name": "n", "count": "1", "bogus": 1},
+        {"name": "o", "count": "1"},
+        {"name": "p", "count": "1"},
+    ]
+    native = arg_spec.ArgumentSpecValidator(spec)
+    pure = arg_spec.ArgumentSpecValidator(spec)
+    results = []
+    for params in calls:
+        before = native_count()
+        got = native.validate(dict(params))
+        assert native_count() == before + 1
+        assert observe(got) == observe(ORIGINAL_VALIDATE(pure, dict(params))), params
+        results.append(got)
+    first, second = results[-2].validated_parameters, results[-1].validated_parameters
+    assert first is not second
+    first["count"] = "changed"
+    assert second["count"] == 1
+    assert list(second) == list(ORIGINAL_VALIDATE(pure, dict(calls[-1])).validated_parameters)

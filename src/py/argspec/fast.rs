@@ -512,7 +512,10 @@ impl ArgspecFastPath {
             self.append_error(&errors, &cls, &message)?;
         }
         if let Some(found) = fallback_no_log {
-            no_log.call_method1(intern!(py, "update"), (found,))?;
+            // Updating with an empty set changes nothing: not called.
+            if !found.cast_exact::<PySet>().is_ok_and(|f| f.is_empty()) {
+                no_log.call_method1(intern!(py, "update"), (found,))?;
+            }
         }
         if !out.warnings_to_emit.is_empty() {
             // What _validate_sub_spec calls, looked up as it looks it up.
