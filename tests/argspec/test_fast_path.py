@@ -321,3 +321,26 @@ def test_reused_validator_results_of_repeated_and_changing_shapes():
     first["count"] = "changed"
     assert second["count"] == 1
     assert list(second) == list(ORIGINAL_VALIDATE(pure, dict(calls[-1])).validated_parameters)
+
+
+@pytest.mark.parametrize("params", [
+    {"ports": ["1", 2, "x", 3.0, True]},
+    {"ports": [1, 2], "names": ["a", "b"], "paths": ["/a", "~/b", "$HOME/c"]},
+    {"names": "a,b", "vols": [{"size": "1"}, {"size": 2, "kind": "io1"}]},
+    {"vols": [{"size": "x"}, "not a dict"]},
+    {"names": ["a", 1, None], "vols": []},
+])
+def test_lists_of_elements_checked_in_place(params):
+    """Lists of elements (converted item by item, or kept as they are) and lists of
+    sub-option dicts, reused validator and fresh: as ansible-core gives them."""
+    spec = {
+        "ports": {"type": "list", "elements": "int"},
+        "names": {"type": "list", "elements": "str"},
+        "paths": {"type": "list", "elements": "path"},
+        "vols": {"type": "list", "elements": "dict",
+                 "options": {"size": {"type": "int"}, "kind": {"choices": ["gp3", "io1"], "default": "gp3"}}},
+    }
+    validator = arg_spec.ArgumentSpecValidator(spec)
+    for _ in range(3):
+        assert outcome(validator.validate, dict(params)) == outcome(
+            lambda p: ORIGINAL_VALIDATE(arg_spec.ArgumentSpecValidator(spec), p), dict(params))

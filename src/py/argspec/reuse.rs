@@ -226,9 +226,10 @@ fn to_python_reusing<'py>(
                             Some(found) => found,
                             None => PyString::new(py, key),
                         };
+                        // Keys past the given ones were added by the core: not in `given`.
                         let was = match given {
-                            Some(given) => given.get_item(&key)?,
-                            None => None,
+                            Some(given) if position < given_len => given.get_item(&key)?,
+                            _ => None,
                         };
                         (key, was)
                     }
