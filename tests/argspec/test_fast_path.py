@@ -344,3 +344,27 @@ def test_lists_of_elements_checked_in_place(params):
     for _ in range(3):
         assert outcome(validator.validate, dict(params)) == outcome(
             lambda p: ORIGINAL_VALIDATE(arg_spec.ArgumentSpecValidator(spec), p), dict(params))
+
+
+@pytest.mark.parametrize("shared_at", [None, 0, 5, 40])
+def test_a_container_given_twice_is_ansible_cores_to_validate(shared_at):
+    """A list object met twice among the parameters (first among few containers or among
+    many): ansible-core's deep copy keeps the sharing, so the call is left to it (counted);
+    as many distinct containers are taken natively."""
+    from ansible_accel import _counters
+
+    spec = {"items": {"type": "list", "elements": "dict", "options": {"v": {"type": "list", "elements": "str"},
+                                                                      "w": {"type": "list"}}}}
+    lists = [[str(i)] for i in range(50)]
+    items = [{"v": lists[i]} for i in range(45)]
+    if shared_at is not None:
+        items[45 - 1]["w"] = lists[shared_at]
+    params = {"items": items}
+    reason = "value: container shared between parameters"
+    before_fallback = _counters.snapshot()["argspec"]["fallback"].get(reason, 0)
+    before_native = native_count()
+    got = outcome(arg_spec.ArgumentSpecValidator(spec).validate, params)
+    assert got == outcome(lambda p: ORIGINAL_VALIDATE(arg_spec.ArgumentSpecValidator(spec), p), params)
+    shared = shared_at is not None
+    assert _counters.snapshot()["argspec"]["fallback"].get(reason, 0) == before_fallback + shared
+    assert native_count() == before_native + (not shared)

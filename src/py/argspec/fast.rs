@@ -211,17 +211,22 @@ impl ArgspecFastPath {
         validator: &Bound<'_, PyAny>,
     ) -> PyResult<Result<Py<CompiledArgSpec>, &'static str>> {
         let py = validator.py();
-        let mut found = Vec::with_capacity(6);
-        for name in source_names(py) {
+        // Arrays, not vectors: this runs on every call.
+        let mut slots: [Option<Bound<'_, PyAny>>; 6] = Default::default();
+        for (slot, name) in slots.iter_mut().zip(source_names(py)) {
             match validator.getattr(name) {
-                Ok(value) => found.push(value),
+                Ok(value) => *slot = Some(value),
                 Err(e) if e.is_instance_of::<pyo3::exceptions::PyAttributeError>(py) => {
                     return Ok(Err("spec: validator without its usual attributes"))
                 }
                 Err(e) => return Err(e),
             }
         }
-        let roots: Vec<&Bound<'_, PyAny>> = found.iter().collect();
+        let [Some(a), Some(b), Some(c), Some(d), Some(e), Some(f)] = slots else {
+            return Ok(Err("spec: validator without its usual attributes"));
+        };
+        let found = [a, b, c, d, e, f];
+        let roots: [&Bound<'_, PyAny>; 6] = std::array::from_fn(|i| &found[i]);
         let key: [usize; 6] = std::array::from_fn(|i| found[i].as_ptr() as usize);
         {
             let cache = self
