@@ -407,13 +407,19 @@ impl CompiledSpec {
         out: &mut Outcome,
         cx: &Context<'_>,
     ) -> Result<Vec<Option<usize>>, Unhandled> {
-        let mut slots = Vec::with_capacity(self.options.len());
-        for option in &self.options {
-            let mut slot = params.get_index_of(&*option.name);
-            if slot.is_none() && !matches!(option.default, Value::None) {
-                slot = Some(self.set_default(option, params, out, cx)?);
+        // Where each option is: the parameters' keys looked up (fewer than the options, as a
+        // rule), rather than every option's name in the parameters.  A default only adds its
+        // own option's key, so finding the others first gives the same positions.
+        let mut slots = vec![None; self.options.len()];
+        for (position, key) in params.keys().enumerate() {
+            if let Some(slot) = self.option_index(key).and_then(|i| slots.get_mut(i)) {
+                *slot = Some(position);
             }
-            slots.push(slot);
+        }
+        for (option, slot) in self.options.iter().zip(&mut slots) {
+            if slot.is_none() && !matches!(option.default, Value::None) {
+                *slot = Some(self.set_default(option, params, out, cx)?);
+            }
         }
         Ok(slots)
     }
