@@ -372,3 +372,36 @@ def _container_given_twice(shared_at):
     shared = shared_at is not None
     assert _counters.snapshot()["argspec"]["fallback"].get(reason, 0) == before_fallback + shared
     assert native_count() == before_native + (not shared)
+
+
+def test_env_lookups_follow_every_change_to_the_environment(monkeypatch):
+    """Which of several names is found is remembered only while os.environ is unchanged:
+    setting, replacing and removing any of them (and unrelated variables) shows at once."""
+    names = ["ACCEL_FB_M1", "ACCEL_FB_M2", "ACCEL_FB_M3"]
+    spec = {"a": {"fallback": (env_fallback, names)}, "b": {"fallback": (env_fallback, ["ACCEL_FB_M3"]), "no_log": True}}
+    validator = arg_spec.ArgumentSpecValidator(spec)
+    for name in names:
+        monkeypatch.delenv(name, raising=False)
+    steps = [
+        (), (), ("ACCEL_FB_M3", "three"), (), ("ACCEL_FB_M1", "one"), (), ("ACCEL_FB_M1", None),
+        ("ACCEL_FB_OTHER", "x"), (), ("ACCEL_FB_M3", "THREE"), ("ACCEL_FB_M2", "two"), (), ("ACCEL_FB_M2", None),
+        ("ACCEL_FB_M3", None), (),
+    ]
+    seen = []
+    for step in steps:
+        if step:
+            name, value = step
+            if value is None:
+                monkeypatch.delenv(name)
+            else:
+                monkeypatch.setenv(name, value)
+        before = native_count()
+        got = validator.validate({})
+        assert native_count() == before + 1
+        assert observe(got) == observe(ORIGINAL_VALIDATE(arg_spec.ArgumentSpecValidator(spec), {}))
+        seen.append((got.validated_parameters["a"], got.validated_parameters["b"]))
+    assert seen == [
+        (None, None), (None, None), ("three", "three"), ("three", "three"), ("one", "three"), ("one", "three"),
+        ("three", "three"), ("three", "three"), ("three", "three"), ("THREE", "THREE"), ("two", "THREE"),
+        ("two", "THREE"), ("THREE", "THREE"), (None, None), (None, None),
+    ]
