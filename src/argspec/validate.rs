@@ -407,13 +407,19 @@ impl CompiledSpec {
         out: &mut Outcome,
         cx: &Context<'_>,
     ) -> Result<Vec<Option<usize>>, Unhandled> {
-        let mut slots = Vec::with_capacity(self.options.len());
-        for option in &self.options {
-            let mut slot = params.get_index_of(&*option.name);
-            if slot.is_none() && !matches!(option.default, Value::None) {
-                slot = Some(self.set_default(option, params, out, cx)?);
+        // Where each option is: the parameters' keys looked up (fewer than the options, as a
+        // rule), rather than every option's name in the parameters.  A default only adds its
+        // own option's key, so finding the others first gives the same positions.
+        let mut slots = vec![None; self.options.len()];
+        for (position, key) in params.keys().enumerate() {
+            if let Some(slot) = self.option_index(key).and_then(|i| slots.get_mut(i)) {
+                *slot = Some(position);
             }
-            slots.push(slot);
+        }
+        for (option, slot) in self.options.iter().zip(&mut slots) {
+            if slot.is_none() && !matches!(option.default, Value::None) {
+                *slot = Some(self.set_default(option, params, out, cx)?);
+            }
         }
         Ok(slots)
     }
@@ -470,25 +476,43 @@ impl CompiledSpec {
                 format!(" found in {quote}{}{quote}{stop}", context.join(" -> "))
             }
         };
-        let converted =
-            match cx.convert_option(option.kind, value, &option.name, context.is_empty())? {
-                Ok(converted) => converted,
-                Err(reason) => {
-                    let message = format!(
+        // A list given for a list of elements is the list itself (to_list returns it): taken
+        // out of `params` rather than copied (the checked list is put back below, and a
+        // conversion that is not handled abandons `params` whole).
+        let take_list = matches!(
+            (option.kind, option.elements, value),
+            (TypeKind::List, Some(_), Value::List(_))
+        );
+        let converted = match take_list {
+            true => match params.get_index_mut(slot) {
+                Some((_, value)) => std::mem::replace(value, Value::None),
+                None => return Ok(()),
+            },
+            false => {
+                match cx.convert_option(option.kind, value, &option.name, context.is_empty())? {
+                    Ok(converted) => converted,
+                    Err(reason) => {
+                        let message = format!(
                     "argument '{}' is of type {}{} and we were unable to convert to {}: {reason}",
                     option.name,
                     value.type_name(),
                     found_in("'", "."),
                     self.type_name(option.kind)
                 );
-                    out.errors.push((ErrorKind::ArgumentType, message));
-                    return Ok(());
+                        out.errors.push((ErrorKind::ArgumentType, message));
+                        return Ok(());
+                    }
                 }
-            };
+            }
+        };
         let converted = match (option.elements, converted) {
             (Some(kind), Value::List(items)) => {
                 let mut kept = Vec::with_capacity(items.len());
                 for item in items {
+                    if super::convert::unchanged(kind, &item) {
+                        kept.push(item); // the check returns the element as it is
+                        continue;
+                    }
                     match cx.convert(kind, &item)? {
                         Ok(v) => kept.push(v),
                         Err(reason) => out.errors.push((

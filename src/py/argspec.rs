@@ -16,6 +16,7 @@ mod fallbacks;
 mod fast;
 mod reuse;
 mod snapshot;
+mod template;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(argspec_compile, m)?)?;
@@ -145,6 +146,13 @@ fn to_value(obj: &Bound<'_, PyAny>, mode: Mode, depth: usize) -> Result<Value, U
             .map(Value::Float)
             .map_err(|_| NOT_PLAIN),
         Base::List => {
+            if let Ok(list) = obj.cast_exact::<PyList>() {
+                let mut items = Vec::with_capacity(list.len());
+                for item in list.iter() {
+                    items.push(to_value(&item, mode, depth + 1)?);
+                }
+                return Ok(Value::List(items));
+            }
             let mut items = Vec::new();
             for item in obj.try_iter().map_err(|_| NOT_PLAIN)? {
                 items.push(to_value(&item.map_err(|_| NOT_PLAIN)?, mode, depth + 1)?);
@@ -160,14 +168,34 @@ fn to_value(obj: &Bound<'_, PyAny>, mode: Mode, depth: usize) -> Result<Value, U
     }
 }
 
+/// The containers met so far: a short list searched in order (parameters hold a few), a hash
+/// set past that.
+#[derive(Default)]
+struct SeenContainers {
+    few: Vec<usize>,
+    many: rustc_hash::FxHashSet<usize>,
+}
+
+impl SeenContainers {
+    /// Adds `address`; false if it was there already.
+    fn insert(&mut self, address: usize) -> bool {
+        const FEW: usize = 32;
+        if self.few.contains(&address) || self.many.contains(&address) {
+            return false;
+        }
+        if self.few.len() < FEW {
+            self.few.push(address);
+        } else {
+            self.many.insert(address);
+        }
+        true
+    }
+}
+
 /// Whether a dict or list object occurs twice among the parameters: ansible-core's deepcopy
 /// keeps such sharing, and sub-option validation changes dicts in place, which the core's
 /// copies do not reproduce.
-fn shares_containers(
-    obj: &Bound<'_, PyAny>,
-    seen: &mut rustc_hash::FxHashSet<usize>,
-    depth: usize,
-) -> bool {
+fn shares_containers(obj: &Bound<'_, PyAny>, seen: &mut SeenContainers, depth: usize) -> bool {
     if depth > MAX_DEPTH {
         return true; // to_value refuses it anyway
     }
@@ -643,6 +671,7 @@ fn compile_sources(
         fallback_plan: std::sync::OnceLock::new(),
         uses: std::sync::atomic::AtomicU32::new(0),
         strings: std::sync::OnceLock::new(),
+        template: Default::default(),
     })
 }
 
@@ -704,6 +733,8 @@ struct CompiledArgSpec {
     /// spec is used again (a spec compiled for one call never pays for the table).
     uses: std::sync::atomic::AtomicU32,
     strings: std::sync::OnceLock<reuse::SpecStrings>,
+    /// The validated dict of the shape last met twice in a row, all values None (see `template`).
+    template: template::TemplateSlot,
 }
 
 impl CompiledArgSpec {

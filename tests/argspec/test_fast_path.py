@@ -271,3 +271,137 @@ def test_result_holds_the_objects_ansible_core_holds():
     assert identities(native) == identities(pure)
     assert identities(native)["name"] == (True, False)
     assert identities(native)["items"] == (False, True)
+
+
+def test_reused_validator_results_of_repeated_and_changing_shapes():
+    """One validator, called again and again with the same keys (the result dict made from a
+    kept template), with other keys in between, with values None and not None under the same
+    keys, and sub-option dicts given in another key order: every result as ansible-core's,
+    each its own dict."""
+    spec = {
+        "name": {"type": "str", "required": True},
+        "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
+        "count": {"type": "int"},
+        "flag": {"type": "bool", "default": False},
+        "label": {"type": "str", "aliases": ["tag"]},
+        "tags": {"type": "dict"},
+        "net": {"type": "dict", "options": {"ip": {"type": "str"}, "up": {"type": "bool", "default": True},
+                                            "mask": {"type": "int", "default": 24}}},
+        "unused": {"type": "list", "elements": "str"},
+    }
+    calls = [
+        {"name": "a", "count": "1"},
+        {"name": "b", "count": "2"},
+        {"name": "c", "count": None},
+        {"name": "d", "count": 4, "tags": {"x": "1", "y": 2}},
+        {"name": "e", "count": "5"},
+        {"name": "f", "count": "6"},
+        {"count": "7", "name": "g"},
+        {"name": "h", "tag": "t", "count": "8"},
+        {"name": "i", "tag": "t", "count": "9"},
+        {"name": "j", "net": {"mask": "16", "ip": "10.0.0.1"}, "count": "1"},
+        {"name": "k", "net": {"ip": "10.0.0.2", "mask": 8}, "count": "1"},
+        {"name": "l", "net": {"ip": "10.0.0.2", "mask": 8}, "count": "1"},
+        {"name": "m", "count": "1", "bogus": 1},
+        {"name": "n", "count": "1", "bogus": 1},
+        {"name": "o", "count": "1"},
+        {"name": "p", "count": "1"},
+    ]
+    native = arg_spec.ArgumentSpecValidator(spec)
+    pure = arg_spec.ArgumentSpecValidator(spec)
+    results = []
+    for params in calls:
+        before = native_count()
+        got = native.validate(dict(params))
+        assert native_count() == before + 1
+        assert observe(got) == observe(ORIGINAL_VALIDATE(pure, dict(params))), params
+        results.append(got)
+    first, second = results[-2].validated_parameters, results[-1].validated_parameters
+    assert first is not second
+    first["count"] = "changed"
+    assert second["count"] == 1
+    assert list(second) == list(ORIGINAL_VALIDATE(pure, dict(calls[-1])).validated_parameters)
+
+
+@pytest.mark.parametrize("params", [
+    {"ports": ["1", 2, "x", 3.0, True]},
+    {"ports": [1, 2], "names": ["a", "b"], "paths": ["/a", "~/b", "$HOME/c"]},
+    {"names": "a,b", "vols": [{"size": "1"}, {"size": 2, "kind": "io1"}]},
+    {"vols": [{"size": "x"}, "not a dict"]},
+    {"names": ["a", 1, None], "vols": []},
+])
+def test_lists_of_elements_checked_in_place(params):
+    """Lists of elements (converted item by item, or kept as they are) and lists of
+    sub-option dicts, reused validator and fresh: as ansible-core gives them."""
+    spec = {
+        "ports": {"type": "list", "elements": "int"},
+        "names": {"type": "list", "elements": "str"},
+        "paths": {"type": "list", "elements": "path"},
+        "vols": {"type": "list", "elements": "dict",
+                 "options": {"size": {"type": "int"}, "kind": {"choices": ["gp3", "io1"], "default": "gp3"}}},
+    }
+    validator = arg_spec.ArgumentSpecValidator(spec)
+    for _ in range(3):
+        assert outcome(validator.validate, dict(params)) == outcome(
+            lambda p: ORIGINAL_VALIDATE(arg_spec.ArgumentSpecValidator(spec), p), dict(params))
+
+
+def test_a_container_given_twice_is_ansible_cores_to_validate():
+    for shared_at in (None, 0, 5, 40):
+        _container_given_twice(shared_at)
+
+
+def _container_given_twice(shared_at):
+    """A list object met twice among the parameters (first among few containers or among
+    many): ansible-core's deep copy keeps the sharing, so the call is left to it (counted);
+    as many distinct containers are taken natively."""
+    from ansible_accel import _counters
+
+    spec = {"items": {"type": "list", "elements": "dict", "options": {"v": {"type": "list", "elements": "str"},
+                                                                      "w": {"type": "list"}}}}
+    lists = [[str(i)] for i in range(50)]
+    items = [{"v": lists[i]} for i in range(45)]
+    if shared_at is not None:
+        items[45 - 1]["w"] = lists[shared_at]
+    params = {"items": items}
+    reason = "value: container shared between parameters"
+    before_fallback = _counters.snapshot()["argspec"]["fallback"].get(reason, 0)
+    before_native = native_count()
+    got = outcome(arg_spec.ArgumentSpecValidator(spec).validate, params)
+    assert got == outcome(lambda p: ORIGINAL_VALIDATE(arg_spec.ArgumentSpecValidator(spec), p), params)
+    shared = shared_at is not None
+    assert _counters.snapshot()["argspec"]["fallback"].get(reason, 0) == before_fallback + shared
+    assert native_count() == before_native + (not shared)
+
+
+def test_env_lookups_follow_every_change_to_the_environment(monkeypatch):
+    """Which of several names is found is remembered only while os.environ is unchanged:
+    setting, replacing and removing any of them (and unrelated variables) shows at once."""
+    names = ["ACCEL_FB_M1", "ACCEL_FB_M2", "ACCEL_FB_M3"]
+    spec = {"a": {"fallback": (env_fallback, names)}, "b": {"fallback": (env_fallback, ["ACCEL_FB_M3"]), "no_log": True}}
+    validator = arg_spec.ArgumentSpecValidator(spec)
+    for name in names:
+        monkeypatch.delenv(name, raising=False)
+    steps = [
+        (), (), ("ACCEL_FB_M3", "three"), (), ("ACCEL_FB_M1", "one"), (), ("ACCEL_FB_M1", None),
+        ("ACCEL_FB_OTHER", "x"), (), ("ACCEL_FB_M3", "THREE"), ("ACCEL_FB_M2", "two"), (), ("ACCEL_FB_M2", None),
+        ("ACCEL_FB_M3", None), (),
+    ]
+    seen = []
+    for step in steps:
+        if step:
+            name, value = step
+            if value is None:
+                monkeypatch.delenv(name)
+            else:
+                monkeypatch.setenv(name, value)
+        before = native_count()
+        got = validator.validate({})
+        assert native_count() == before + 1
+        assert observe(got) == observe(ORIGINAL_VALIDATE(arg_spec.ArgumentSpecValidator(spec), {}))
+        seen.append((got.validated_parameters["a"], got.validated_parameters["b"]))
+    assert seen == [
+        (None, None), (None, None), ("three", "three"), ("three", "three"), ("one", "three"), ("one", "three"),
+        ("three", "three"), ("three", "three"), ("three", "three"), ("THREE", "THREE"), ("two", "THREE"),
+        ("two", "THREE"), ("THREE", "THREE"), (None, None), (None, None),
+    ]

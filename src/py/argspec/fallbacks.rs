@@ -114,6 +114,41 @@ pub(super) struct FallbackPlan {
     /// `os.environ.encodekey` and what it gave for each `env_fallback` argument (by entry),
     /// from the first call; another `encodekey` in its place is asked again (not kept).
     encoded: OnceLock<EncodedArgs>,
+    /// Which argument of each `env_fallback` was found in the environment, while it is the
+    /// same unchanged data dict (see `EnvMemo`).
+    env_memo: Mutex<Option<EnvMemo>>,
+}
+
+/// The environment's data dict (address and version tag: any change to it gives a new tag,
+/// and tags are never reused) and key encoder, and by plan entry the position of the first
+/// `env_fallback` argument found in it (`Some(None)`: none; `None`: not looked for yet).  The
+/// same dict with the same tag answers the same lookups, so they are not made again; a value
+/// found is still read and decoded on every call, as `os.environ[name]` does.
+struct EnvMemo {
+    key: (usize, u64, usize),
+    found: Vec<Option<Option<usize>>>,
+}
+
+impl FallbackPlan {
+    fn memo(&self, key: (usize, u64, usize), at: usize) -> Option<Option<usize>> {
+        let memo = self.env_memo.lock().unwrap_or_else(|p| p.into_inner());
+        memo.as_ref()
+            .filter(|m| m.key == key)
+            .and_then(|m| m.found.get(at).copied().flatten())
+    }
+
+    fn remember(&self, key: (usize, u64, usize), at: usize, found: Option<usize>) {
+        let mut memo = self.env_memo.lock().unwrap_or_else(|p| p.into_inner());
+        if memo.as_ref().is_none_or(|m| m.key != key) {
+            *memo = Some(EnvMemo {
+                key,
+                found: vec![None; self.entries.len()],
+            });
+        }
+        if let Some(slot) = memo.as_mut().and_then(|m| m.found.get_mut(at)) {
+            *slot = Some(found);
+        }
+    }
 }
 
 /// `env_fallback` arguments as `encodekey` encoded them: by plan entry, then by argument.
@@ -187,6 +222,7 @@ fn plan(compiled: &CompiledArgSpec, spec: &Bound<'_, PyDict>) -> PyResult<Option
     Ok(Some(FallbackPlan {
         entries,
         encoded: OnceLock::new(),
+        env_memo: Mutex::new(None),
     }))
 }
 
@@ -364,18 +400,38 @@ fn env_lookup<'py>(
         .filter(|kept| kept.encodekey.bind(py).is(&env.encodekey))
         .and_then(|kept| kept.by_entry.get(at))
         .filter(|names| names.len() == args.len());
+    let memo_key = match (kept, super::snapshot::dict_version(&env.data)) {
+        (Some(_), Some(tag)) => Some((
+            env.data.as_ptr() as usize,
+            tag,
+            env.encodekey.as_ptr() as usize,
+        )),
+        _ => None,
+    };
+    let known = memo_key.and_then(|key| plan.memo(key, at));
     for (position, name) in args.iter().enumerate() {
+        match known {
+            Some(None) => break, // none of them is there
+            Some(Some(found)) if found != position => continue,
+            _ => {}
+        }
         let key = match kept {
             Some(names) => names[position].bind(py).clone(),
             None => cx.encoded_name(&env.encodekey, &name)?,
         };
         if let Some(raw) = env.data.get_item(key)? {
+            if let (Some(memo_key), None) = (memo_key, known) {
+                plan.remember(memo_key, at, Some(position));
+            }
             return Ok(Some(Some(
                 env.environ
                     .getattr(intern!(py, "decodevalue"))?
                     .call1((raw,))?,
             )));
         }
+    }
+    if let (Some(memo_key), None) = (memo_key, known) {
+        plan.remember(memo_key, at, None);
     }
     Ok(Some(None))
 }

@@ -211,17 +211,22 @@ impl ArgspecFastPath {
         validator: &Bound<'_, PyAny>,
     ) -> PyResult<Result<Py<CompiledArgSpec>, &'static str>> {
         let py = validator.py();
-        let mut found = Vec::with_capacity(6);
-        for name in source_names(py) {
+        // Arrays, not vectors: this runs on every call.
+        let mut slots: [Option<Bound<'_, PyAny>>; 6] = Default::default();
+        for (slot, name) in slots.iter_mut().zip(source_names(py)) {
             match validator.getattr(name) {
-                Ok(value) => found.push(value),
+                Ok(value) => *slot = Some(value),
                 Err(e) if e.is_instance_of::<pyo3::exceptions::PyAttributeError>(py) => {
                     return Ok(Err("spec: validator without its usual attributes"))
                 }
                 Err(e) => return Err(e),
             }
         }
-        let roots: Vec<&Bound<'_, PyAny>> = found.iter().collect();
+        let [Some(a), Some(b), Some(c), Some(d), Some(e), Some(f)] = slots else {
+            return Ok(Err("spec: validator without its usual attributes"));
+        };
+        let found = [a, b, c, d, e, f];
+        let roots: [&Bound<'_, PyAny>; 6] = std::array::from_fn(|i| &found[i]);
         let key: [usize; 6] = std::array::from_fn(|i| found[i].as_ptr() as usize);
         {
             let cache = self
@@ -512,7 +517,10 @@ impl ArgspecFastPath {
             self.append_error(&errors, &cls, &message)?;
         }
         if let Some(found) = fallback_no_log {
-            no_log.call_method1(intern!(py, "update"), (found,))?;
+            // Updating with an empty set changes nothing: not called.
+            if !found.cast_exact::<PySet>().is_ok_and(|f| f.is_empty()) {
+                no_log.call_method1(intern!(py, "update"), (found,))?;
+            }
         }
         if !out.warnings_to_emit.is_empty() {
             // What _validate_sub_spec calls, looked up as it looks it up.

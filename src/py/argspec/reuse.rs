@@ -31,8 +31,12 @@ pub(super) fn validated<'py>(
             None => placed &= out.none_tail.contains(&index),
         }
     }
-    let dict = PyDict::new(py);
     let mut strings = None;
+    // Each entry's key object and value object (None: Python's None), and the entries' option
+    // indexes in order (the result's shape; none when a key is not an option's name).
+    let mut entries: Vec<(Bound<'py, PyString>, Option<Bound<'py, PyAny>>)> =
+        Vec::with_capacity(map.len());
+    let mut shape: Option<Vec<u32>> = Some(Vec::with_capacity(map.len() + out.none_tail.len()));
     // The core's map starts with the keys of `given`, in its order (the parameters as given,
     // then any fallbacks set); what it adds comes after.
     let given_len = given.len();
@@ -45,7 +49,7 @@ pub(super) fn validated<'py>(
                     .spec
                     .options
                     .get(*i)
-                    .is_some_and(|o| o.name == *key)
+                    .is_some_and(|o| std::sync::Arc::ptr_eq(&o.name, key) || o.name == *key)
         }) {
             Some(index) => Some(index),
             None => compiled.spec.option_index(key),
@@ -54,13 +58,21 @@ pub(super) fn validated<'py>(
             Some(name) => name.bind(py).clone(),
             None => PyString::new(py, key),
         };
+        match (index.and_then(|i| u32::try_from(i).ok()), &mut shape) {
+            (Some(index), Some(shape)) if index_named(compiled, index) => shape.push(index),
+            _ => shape = None,
+        }
         // The given entry at the same position, read in step (no lookup) and checked by name.
         let at_position = match position < given_len {
             true => given_items.next(),
             false => None,
         };
+        if matches!(value, Value::None) {
+            entries.push((key_object, None));
+            continue;
+        }
         let was = match (value, at_position) {
-            (Value::None | Value::Bool(_) | Value::Int(_), _) => None,
+            (Value::Bool(_) | Value::Int(_), _) => None,
             (_, Some((name, object))) if str_is(&name, key) => Some(object),
             _ if position < given_len => given.get_item(&key_object)?,
             _ => None,
@@ -74,10 +86,48 @@ pub(super) fn validated<'py>(
             }
             None => to_python(py, value)?,
         };
-        dict.set_item(key_object, object)?;
+        entries.push((key_object, Some(object)));
     }
-    // ansible-core's last pass of defaults: None for each option still missing, in spec order.
-    let none = py.None();
+    if let Some(shape) = &mut shape {
+        shape.extend(out.none_tail.iter().filter_map(|&i| u32::try_from(i).ok()));
+        if shape.len() != map.len() + out.none_tail.len() {
+            return keyed(py, compiled, entries, out);
+        }
+    }
+    let Some(shape) = shape else {
+        return keyed(py, compiled, entries, out);
+    };
+    if let Some(dict) = compiled.template.copy_for(py, &shape)? {
+        for (key, object) in entries {
+            if let Some(object) = object {
+                dict.set_item(key, object)?;
+            }
+        }
+        return Ok(dict);
+    }
+    let dict = keyed(py, compiled, entries, out)?;
+    compiled.template.record(py, shape, &compiled.names)?;
+    Ok(dict)
+}
+
+/// Whether option `index` has its key object (the spec's own name) to make a template with.
+fn index_named(compiled: &CompiledArgSpec, index: u32) -> bool {
+    (index as usize) < compiled.names.len()
+}
+
+/// The validated dict built key by key: `entries`, then ansible-core's last pass of defaults
+/// (None for each option still missing, in spec order).
+fn keyed<'py>(
+    py: Python<'py>,
+    compiled: &CompiledArgSpec,
+    entries: Vec<(Bound<'py, PyString>, Option<Bound<'py, PyAny>>)>,
+    out: &Outcome,
+) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    let none = py.None().into_bound(py);
+    for (key, object) in entries {
+        dict.set_item(key, object.as_ref().unwrap_or(&none))?;
+    }
     for &index in &out.none_tail {
         match compiled.names.get(index) {
             Some(name) => dict.set_item(name.bind(py), &none)?,
@@ -155,14 +205,34 @@ fn to_python_reusing<'py>(
         Value::Dict(map) => {
             let given = given.and_then(|g| g.cast_exact::<PyDict>().ok());
             let dict = PyDict::new(py);
-            for (key, item) in map {
-                let key = match strings.and_then(|s| s.get(py, key)) {
-                    Some(found) => found,
-                    None => PyString::new(py, key),
+            // The core's dict starts with the given dict's keys in its order (sub-option
+            // defaults come after): read in step, each checked by name, looked up otherwise.
+            let given_len = given.map_or(0, |g| g.len());
+            let mut in_step = given.map(|g| g.iter());
+            for (position, (key, item)) in map.iter().enumerate() {
+                let at = match (&mut in_step, position < given_len) {
+                    (Some(items), true) => items.next(),
+                    _ => None,
                 };
-                let was = match given {
-                    Some(given) => given.get_item(&key)?,
-                    None => None,
+                let matched = at.and_then(|(name, object)| {
+                    let name = name.cast_into_exact::<PyString>().ok()?;
+                    str_is(&name, key).then_some((name, object))
+                });
+                let (key, was) = match matched {
+                    // The given key object itself, as ansible-core's deep copy keeps it.
+                    Some((name, object)) => (name, Some(object)),
+                    None => {
+                        let key = match strings.and_then(|s| s.get(py, key)) {
+                            Some(found) => found,
+                            None => PyString::new(py, key),
+                        };
+                        // Keys past the given ones were added by the core: not in `given`.
+                        let was = match given {
+                            Some(given) if position < given_len => given.get_item(&key)?,
+                            _ => None,
+                        };
+                        (key, was)
+                    }
                 };
                 dict.set_item(&key, to_python_reusing(py, item, was.as_ref(), strings)?)?;
             }

@@ -1,0 +1,79 @@
+//! A reused spec's validated-parameter dicts have the same keys in the same order call after
+//! call while the callers give the same options (the keys given, then defaults, then the
+//! options left None, all in an order fixed by the spec and the keys given).  The dict of one
+//! such "shape" is kept with every value None; a result of that shape is its copy (a copy of a
+//! compact dict is one block copy, where inserting key after key grows and rehashes the table
+//! several times) with the values that are not None put in place.  The dict is equal, with the
+//! same key objects in the same order, to the one built key by key.
+
+use std::sync::{Arc, Mutex};
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString};
+
+/// The shape (option indexes in the dict's key order) last met, and once it was met twice in
+/// a row, its dict with every value None.
+pub(super) struct Template {
+    shape: Box<[u32]>,
+    dict: Option<Py<PyDict>>,
+}
+
+/// One slot per compiled spec (a spec's callers mostly give the same options).
+#[derive(Default)]
+pub(super) struct TemplateSlot(Mutex<Option<Arc<Template>>>);
+
+impl TemplateSlot {
+    /// A new dict of `shape` with every value None, if the slot holds one for it.
+    pub(super) fn copy_for<'py>(
+        &self,
+        py: Python<'py>,
+        shape: &[u32],
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
+        // Only the Arc is cloned under the lock: no Python code runs while it is held.
+        let held = self.0.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        match held {
+            Some(t) if &*t.shape == shape => match &t.dict {
+                Some(dict) => Ok(Some(dict.bind(py).copy()?)),
+                None => Ok(None),
+            },
+            _ => Ok(None),
+        }
+    }
+
+    /// Notes that a result of `shape` was built key by key: the second time in a row, its
+    /// template is made (with the key objects `names` gives for the indexes).
+    pub(super) fn record(
+        &self,
+        py: Python<'_>,
+        shape: Vec<u32>,
+        names: &[Py<PyString>],
+    ) -> PyResult<()> {
+        let held = self.0.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let seen_before = held.is_some_and(|t| *t.shape == *shape && t.dict.is_none());
+        let dict = match seen_before {
+            true => {
+                let dict = PyDict::new(py);
+                let none = py.None();
+                for &index in &shape {
+                    let Some(name) = names.get(index as usize) else {
+                        return Ok(());
+                    };
+                    dict.set_item(name.bind(py), &none)?;
+                }
+                Some(dict.unbind())
+            }
+            false => None,
+        };
+        let made = Arc::new(Template {
+            shape: shape.into_boxed_slice(),
+            dict,
+        });
+        // The one it replaces is dropped after the lock is released.
+        let _replaced = self
+            .0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .replace(made);
+        Ok(())
+    }
+}
