@@ -2,6 +2,9 @@ from typing import Any, Callable
 
 __version__: str
 
+def release_free_memory() -> None:
+    """Hand the extension allocator's freed memory back to the system now (memory tests)."""
+
 class SecretMatcher:
     """2.22's matcher interface on the native engine (forms are added as given)."""
     def __init__(self) -> None: ...

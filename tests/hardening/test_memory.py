@@ -3,19 +3,27 @@ and Python's traced allocations level off."""
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import os
 import tracemalloc
 import zipfile
 
 import ansible_accel
-from ansible_accel import _activation, finder, no_log, payload, secrets
+from ansible_accel import _activation, _native, finder, no_log, payload, secrets
+
+_libc = ctypes.CDLL(None)
 
 #: a leak of one cycle's registry (5,000 secrets) would add megabytes per cycle
 CYCLES = 60 if os.environ.get("ANSIBLE_ACCEL_FUZZ_EXAMPLES") else 12
 
 
 def _rss_kb() -> int:
+    """Resident memory in use: both allocators first hand back what they hold freed (they
+    otherwise keep it a while and release it in bursts, which moved this by ±25 MB)."""
+    gc.collect()
+    _native.release_free_memory()
+    _libc.malloc_trim(0)
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
 
@@ -52,13 +60,25 @@ def test_install_uninstall_cycles_do_not_leak(monkeypatch):
     gc.collect()
     tracemalloc.start()
     rss_before = _rss_kb()
-    traced_before = tracemalloc.get_traced_memory()[0]
-    for i in range(CYCLES):
-        _one_cycle(i)
-    gc.collect()
-    traced_growth = tracemalloc.get_traced_memory()[0] - traced_before
-    tracemalloc.stop()
+    # Traced allocations are measured per batch of cycles: a leak grows every batch, while a
+    # one-off (the interned-string table or another dict of the interpreter resizing when it
+    # reaches its next size, which depends on everything the process ran before: seen once,
+    # +3.8 MB) shows in one batch at most; the median batch is checked.
+    batch = CYCLES // 3
+    traced_growths = []
+    try:
+        for b in range(3):
+            gc.collect()
+            traced_before = tracemalloc.get_traced_memory()[0]
+            for i in range(b * batch, (b + 1) * batch):
+                _one_cycle(i)
+            gc.collect()
+            traced_growths.append(tracemalloc.get_traced_memory()[0] - traced_before)
+    finally:
+        tracemalloc.stop()
     rss_growth = _rss_kb() - rss_before
-    print(f"\n{CYCLES} install/uninstall cycles: RSS +{rss_growth} KiB, traced Python allocations +{traced_growth // 1024} KiB")
-    assert traced_growth < 512 * 1024, traced_growth
+    print(f"\n{CYCLES} install/uninstall cycles: RSS {rss_growth:+d} KiB, traced Python allocations per "
+          f"batch of {batch}: {', '.join(f'{g // 1024:+d}' for g in traced_growths)} KiB")
+    # (the whole run once allowed 512 KiB traced: a third of it per batch)
+    assert sorted(traced_growths)[1] < 512 * 1024 // 3, traced_growths
     assert rss_growth < 6 * 1024, rss_growth
