@@ -8,8 +8,8 @@ a remembered walk's time: ~3 ms per collection, paid again by every worker and e
 
 So ansible-core's own parser is wrapped: its answer for a given content is left on disk
 beside the finder's closure records (``_finder_disk``), as JSON, under a SHA-256 of the
-content itself (plus the parser: PyYAML's version, whether it has libyaml), so a changed
-file is simply another record and never served stale.  Only answers JSON gives back exactly
+content itself (plus the parsers: ansible-core's version, PyYAML's and whether it has
+libyaml), so a changed file is simply another record and never served stale.  Only answers JSON gives back exactly
 are left: nothing but dicts with str keys, lists and strs (what the BaseLoader ansible-core
 uses makes), and no container reached twice (a YAML alias shares one object between two
 places, which JSON would turn into two).  Anything else, any doubt, any error: ansible-core's
@@ -25,7 +25,7 @@ import os
 import sys
 import typing as t
 
-from .. import _counters
+from .. import __version__, _counters
 from .._activation import Patch
 from . import _finder_disk
 
@@ -35,10 +35,15 @@ _PREFIX = "routing-"
 
 
 def _parser_identity() -> list | None:
+    """What the parse depends on beyond the content: this format, ansible-core's parser (its
+    version) and PyYAML's (its version, whether it has libyaml)."""
     yaml = sys.modules.get("yaml")  # (ansible-core's own parser imports it: so does the first miss)
     if yaml is None:
         return None
-    return [FORMAT, str(getattr(yaml, "__version__", "")), bool(getattr(yaml, "__with_libyaml__", False))]
+    from ansible.release import __version__ as core_version
+
+    return [FORMAT, __version__, core_version, str(getattr(yaml, "__version__", "")),
+            bool(getattr(yaml, "__with_libyaml__", False))]
 
 
 def _record_path(data: t.Any) -> str | None:

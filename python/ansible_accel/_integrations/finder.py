@@ -15,6 +15,9 @@ the same module only re-checks the stat stamps of everything it depended on and 
 remembered files (into the ``payload`` path's writer in one native call).  Those closures
 are also left on disk (``_finder_disk``), for the forked workers of a run and later runs,
 whose memory starts empty; ``ANSIBLE_ACCEL_FINDER_DISK=0`` keeps them in memory only.
+The routing files of the collections a walk imports are parsed once per content the same
+way (``_finder_routing``), and the controller scans and locates ansible-core's own
+module_utils before any worker forks (``_finder_prewarm``).
 
 A file the scanner will not answer exactly (see ``ansible_accel.finder``) goes through
 ansible-core's own compile() + ``ModuleDepFinder``, counted as a fallback with its reason, so
