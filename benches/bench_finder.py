@@ -405,9 +405,12 @@ def run(quick: bool) -> list[Row]:
     rows = _scan_rows(quick, targets, [] if quick else _collection_module_utils(targets))
     rows += _warm_rows(targets, accelerated, quick)
     for target in targets:
-        # A cold native walk is a few ms, where one scheduling stall of this shared machine
-        # (~5 ms, seen on any fresh process, of either side) moves a single sample 2-3x: the
-        # median of five fresh pairs per builtin module, three per collection module.
+        # A cold native walk is a few ms, and in some fresh processes (a third, at times;
+        # any module, more often right after this process's own heavy phases) it takes ~5 ms
+        # more, all of it inside the payload writer's batch call, with the same cache hits
+        # (a CPU loop timed just before and after it in the same process is not slowed): one
+        # such sample moves a ratio 2-3x, so the median of five fresh pairs per builtin
+        # module, three per collection module.
         rows.append(_cold_row(target, 1 if quick else 5 if target.fqn.startswith("ansible.") else 3))
     if not quick:
         for target in targets[:len(BUILTIN_MODULES)]:
