@@ -12,10 +12,15 @@ PowerShell, not an action plugin's documentation-only ``.py``); see ``_collectio
   payload zip opened as ``_find_module_utils`` opens it (so with the accelerator on, the
   ``payload`` path's writer), ZIP_DEFLATED as ansible-core's default; zip bytes and metadata
   compared.
-- ``recursive_finder cold``: each side's first walk in a fresh interpreter (ansible-core
-  imported, the plugin loader set up and, on the native side, the accelerator installed as
-  the ansible plugin installs it, with its controller pre-warm done, as every forked worker
-  finds it); only the walk is timed, inside that process; zip digests and metadata compared.
+- ``recursive_finder cold``: each side's first walk in a fresh interpreter, set up as a
+  forked worker of ``ansible-playbook`` finds its process: ansible-core imported, the plugin
+  loader set up, the task's module name resolved through the plugin loaders as the
+  controller resolves it while parsing the task (so the module's own collection and its
+  routing are loaded, on both sides) and, on the native side only, the accelerator
+  installed as its callback plugin installs it (after parsing), with its controller
+  pre-warm done; only the walk is timed, inside that process; zip digests and metadata
+  compared.  The median of several fresh pairs (five per builtin module, three per
+  collection module; one with ``--quick``).
   The accelerator finds the closures and deflate streams earlier processes left on disk
   (this benchmark's warm rows walked every module); ``cold, empty disk`` rows give every
   process a new local tmp root, as the very first run on a machine.
@@ -70,6 +75,8 @@ class Target:
     def __init__(self, name: str, fqn: str, path: pathlib.Path) -> None:
         self.name, self.fqn, self.path = name, fqn, path
         self.label = name if fqn.startswith("ansible.") else fqn.removeprefix("ansible_collections.").replace(".plugins.modules", "")
+        # the name a task gives it (fully qualified)
+        self.action = f"ansible.builtin.{name}" if fqn.startswith("ansible.") else self.label
 
 
 def _builtin_targets() -> list[Target]:
@@ -231,9 +238,14 @@ def _warm_rows(targets: list[Target], accelerated: _Accelerated, quick: bool) ->
 
 _FRESH = r"""
 import hashlib, io, json, sys, time
-side, compression, name, fqn, path = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
-from ansible.plugins.loader import init_plugin_loader
+side, compression, name, fqn, path, task_action = sys.argv[1], int(sys.argv[2]), *sys.argv[3:7]
+from ansible.plugins.loader import action_loader, init_plugin_loader, module_loader
 init_plugin_loader()
+# as the controller does while it parses the task, before any worker forks (ModuleArgsParser):
+# the module's name resolved, so its collection (and its routing) is already loaded
+if not module_loader.find_plugin_with_context(task_action, collection_list=None).resolved:
+    raise SystemExit(f"{task_action} does not resolve")
+action_loader.find_plugin_with_context(task_action, collection_list=None)
 from ansible.executor import module_common as mc
 from ansible._internal._ansiballz import _builder
 from ansible._internal._datatag._tags import Origin
@@ -264,7 +276,7 @@ def _fresh(side: str, target: Target, compression: int, local_tmp: str | None = 
     if local_tmp is not None:
         env["ANSIBLE_LOCAL_TEMP"] = local_tmp
     out = subprocess.run(
-        [sys.executable, "-c", _FRESH, side, str(compression), target.name, target.fqn, str(target.path)],
+        [sys.executable, "-c", _FRESH, side, str(compression), target.name, target.fqn, str(target.path), target.action],
         env=env, cwd=REPO, capture_output=True, text=True,
     )
     if out.returncode:
@@ -291,7 +303,7 @@ def _cold_row(target: Target, repeat: int, empty_disk: bool = False) -> Row:
         native_times.append(native_s)
         equal = equal and py_digest == native_digest
     kind = "cold, empty disk" if empty_disk else "cold"
-    inputs = "fresh processes, nothing on disk" if empty_disk else "fresh processes, zip digest + metadata"
+    inputs = f"{'nothing on disk, ' if empty_disk else ''}median of {repeat} fresh pairs"
     row = Row("finder", f"recursive_finder {kind}: {target.label}", inputs,
               statistics.median(py_times), statistics.median(native_times), _spread(py_times), _spread(native_times), equal)
     print(row.line(), flush=True)
@@ -393,8 +405,13 @@ def run(quick: bool) -> list[Row]:
     rows = _scan_rows(quick, targets, [] if quick else _collection_module_utils(targets))
     rows += _warm_rows(targets, accelerated, quick)
     for target in targets:
-        # (three fresh pairs per builtin module, one per collection module: time)
-        rows.append(_cold_row(target, 1 if quick or not target.fqn.startswith("ansible.") else 3))
+        # A cold native walk is a few ms, and in some fresh processes (a third, at times;
+        # any module, more often right after this process's own heavy phases) it takes ~5 ms
+        # more, all of it inside the payload writer's batch call, with the same cache hits
+        # (a CPU loop timed just before and after it in the same process is not slowed): one
+        # such sample moves a ratio 2-3x, so the median of five fresh pairs per builtin
+        # module, three per collection module.
+        rows.append(_cold_row(target, 1 if quick else 5 if target.fqn.startswith("ansible.") else 3))
     if not quick:
         for target in targets[:len(BUILTIN_MODULES)]:
             rows.append(_cold_row(target, 3, empty_disk=True))

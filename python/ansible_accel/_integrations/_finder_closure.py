@@ -158,7 +158,9 @@ def _read_record(mc: t.Any, memo_key: tuple, metadata_of: t.Callable[[str], t.An
     if record is None:
         return None
     files, stamps, collections, absent_collections, embeds = record
-    if not _unchanged(stamps):
+    # checked natively where it fits (the check is then kept with the closure for its next use)
+    check = native_check(tuple(stamps))
+    if not (check.unchanged() if check is not None else _unchanged(stamps)):
         return None
     # an absent collection stays absent while none of the paths it could appear at (in this
     # process's state) changed: each of them must be among the stamps just checked
@@ -187,12 +189,13 @@ def _read_record(mc: t.Any, memo_key: tuple, metadata_of: t.Callable[[str], t.An
             origins[output_path] = origin
         found.append((parts, output_path, source))
     metadata = tuple((c, metadata_of(c)) for c in collections)
-    return Closure(guards(mc), tuple(found), tuple(stamps), metadata, absent=tuple(absent), embeds=embeds,
-                   origins=origins)
+    return Closure(guards(mc), tuple(found), tuple(stamps), metadata, check=check, absent=tuple(absent),
+                   embeds=embeds, origins=origins)
 
 
 def _keep(memo_key: tuple, closure: Closure) -> None:
-    _closures.put(memo_key, closure._replace(check=native_check(closure.stamps), written={}))
+    check = closure.check if closure.check is not None else native_check(closure.stamps)
+    _closures.put(memo_key, closure._replace(check=check, written={}))
 
 
 class Recorder:

@@ -15,6 +15,9 @@ the same module only re-checks the stat stamps of everything it depended on and 
 remembered files (into the ``payload`` path's writer in one native call).  Those closures
 are also left on disk (``_finder_disk``), for the forked workers of a run and later runs,
 whose memory starts empty; ``ANSIBLE_ACCEL_FINDER_DISK=0`` keeps them in memory only.
+The routing files of the collections a walk imports are parsed once per content the same
+way (``_finder_routing``), and the controller scans and locates ansible-core's own
+module_utils before any worker forks (``_finder_prewarm``).
 
 A file the scanner will not answer exactly (see ``ansible_accel.finder``) goes through
 ansible-core's own compile() + ``ModuleDepFinder``, counted as a fallback with its reason, so
@@ -28,7 +31,6 @@ import dataclasses
 import heapq
 import inspect
 import os
-import pathlib
 import threading
 import typing as t
 
@@ -39,6 +41,8 @@ from . import _finder_closure as closure_memo
 from . import _finder_disk
 from . import _finder_embeds
 from . import _finder_locate as locate_memo
+from . import _finder_prewarm
+from . import _finder_routing
 from . import _finder_write
 from ._memo import BoundedMemo
 from ._finder_locate import _located  # noqa: F401 - the location memo, looked at by tests
@@ -436,107 +440,17 @@ def plan() -> list[Patch]:
     drop_in = _recursive_finder_2_19(walk) if minor < 21 else _recursive_finder_2_21(walk)
     drop_in.__doc__ = mc.recursive_finder.__doc__
     drop_in.__wrapped_original__ = mc.recursive_finder
-    return [Patch(mc, "recursive_finder", drop_in)]
+    # (the collection loader's routing parser too: see _finder_routing)
+    return [Patch(mc, "recursive_finder", drop_in)] + _finder_routing.plan()
 
 
-# --- scanning ansible-core's own module_utils before workers fork ---------------------------
-#
-# ansible-playbook builds each module's payload in a forked worker, whose caches die with it.
-# Every module needs ansible-core's module_utils, so the controller scans them once, right
-# after install, on a thread (the GIL is released while parsing, so this overlaps start-up);
-# each worker then inherits the answers.  A fork waits for the thread to finish first, so no
-# worker is forked from a process with a scan in flight.
-
-_prewarm_thread: threading.Thread | None = None
-
-
-def _prewarm(walk: _Walk) -> None:
-    root = pathlib.Path(walk.mc._MODULE_UTILS_PATH).resolve()
-    sources = []
-    imported: set[tuple[str, ...]] = set()
-    for path in sorted(root.rglob("*.py")):
-        parts = ("ansible", "module_utils") + path.relative_to(root).with_suffix("").parts
-        is_pkg_init = parts[-1] == "__init__"
-        try:
-            source = path.read_bytes()
-        except OSError:
-            continue
-        sources.append(source)
-        scan = _scan(walk, ".".join(parts[:-1] if is_pkg_init else parts), source, is_pkg_init, event="prewarm_scan")
-        if scan is not None:
-            imported.update(scan.submodules)
-    _prewarm_locations(walk, imported)
-    # the payload writer's one-off check of the native zlib, answered once for every worker,
-    # and the deflate streams of those same files, which every payload carries
-    from ..payload import native_zlib_matches, warm_cache
-
-    if native_zlib_matches():
-        warm_cache(sources)
-    # the directory of closure records every worker's walk looks in: found (or made) once
-    # here, where each forked worker inherits the answer
-    if os.environ.get("ANSIBLE_ACCEL_FINDER_DISK", "1") != "0":
-        try:
-            _finder_disk.directory()
-        except Exception:  # noqa: BLE001 - the walks find it themselves
-            pass
-
-
-def _module_utils_paths_unshared(mc: t.Any) -> list[str] | None:
-    """What _module_utils_paths() will say, computed without leaving anything in the shared
-    plugin loader: its path cache, filled from this thread, could otherwise keep a stale
-    list over a directory the main thread adds meanwhile."""
-    loader = mc.module_utils_loader
-    if getattr(loader, "_paths", None) is not None:
-        return _module_utils_paths(mc)
-    if "_paths" not in vars(loader):
-        return None
-    probe = object.__new__(type(loader))
-    probe.__dict__.update(vars(loader))
-    paths = [p for p in probe._get_paths(subdirs=False) if os.path.isdir(p)]
-    paths.append(mc._MODULE_UTILS_PATH)
-    return paths
-
-
-def _prewarm_locations(walk: _Walk, imported: set[tuple[str, ...]]) -> None:
-    """Where ansible-core's module_utils import each other (and what every payload carries)
-    is the same for every module: locate it once in the controller, as a walk would."""
-    mc = walk.mc
-    if closure_memo.collection_loader() is None:
-        return  # no routing to check against yet: leave it to the walks
-    try:
-        paths = _module_utils_paths_unshared(mc)
-        entries = [(m, True) for m in sorted(imported)]
-        entries += [(e.name_parts, e.is_ambiguous) for e in _always_required(mc, "legacy", _NO_EXTENSIONS)]
-    except Exception:  # noqa: BLE001 - an ansible-core this does not fit: the walks locate
-        return
-    ran = locate_memo.prewarm(mc, entries, paths) if paths is not None else 0
-    if ran:
-        _counters.extra(PATH, "prewarm_locate", ran)
-
-
-class _NoExtensions:
-    module_names: list[str] = []
-
-
-_NO_EXTENSIONS = _NoExtensions()
-
-
-def wait_for_prewarm() -> None:
-    thread = _prewarm_thread
-    if thread is not None and thread is not threading.current_thread():
-        thread.join()
-
-
-os.register_at_fork(before=wait_for_prewarm)
+# (the controller's pre-warm before workers fork: see _finder_prewarm)
+wait_for_prewarm = _finder_prewarm.wait_for_prewarm
 
 
 def after_install() -> None:
-    global _prewarm_thread
-    if _active_walk is None or os.environ.get("ANSIBLE_ACCEL_FINDER_PREWARM", "1") == "0":
-        return
-    _prewarm_thread = threading.Thread(target=_prewarm, args=(_active_walk,), name="ansible-accel-finder-prewarm",
-                                       daemon=True)
-    _prewarm_thread.start()
+    if _active_walk is not None:
+        _finder_prewarm.start(_active_walk)
 
 
 def before_uninstall() -> None:

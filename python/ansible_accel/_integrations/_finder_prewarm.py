@@ -1,0 +1,121 @@
+"""Scanning and locating ansible-core's own module_utils before workers fork (the ``finder``
+path).
+
+ansible-playbook builds each module's payload in a forked worker, whose caches die with it.
+Every module needs ansible-core's module_utils, so the controller scans them once, right
+after install, on a thread (the GIL is released while parsing, so this overlaps start-up);
+each worker then inherits the answers.  A fork waits for the thread to finish first, so no
+worker is forked from a process with a scan in flight.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import threading
+import typing as t
+
+from .. import _counters
+from . import _finder_closure as closure_memo
+from . import _finder_disk
+from . import _finder_locate as locate_memo
+
+PATH = "finder"
+
+_prewarm_thread: threading.Thread | None = None
+
+
+def _prewarm(walk: t.Any) -> None:
+    from . import finder  # (imported here: finder imports this module)
+
+    root = pathlib.Path(walk.mc._MODULE_UTILS_PATH).resolve()
+    sources = []
+    imported: set[tuple[str, ...]] = set()
+    for path in sorted(root.rglob("*.py")):
+        parts = ("ansible", "module_utils") + path.relative_to(root).with_suffix("").parts
+        is_pkg_init = parts[-1] == "__init__"
+        try:
+            source = path.read_bytes()
+        except OSError:
+            continue
+        sources.append(source)
+        scan = finder._scan(walk, ".".join(parts[:-1] if is_pkg_init else parts), source, is_pkg_init,
+                            event="prewarm_scan")
+        if scan is not None:
+            imported.update(scan.submodules)
+    _prewarm_locations(walk, imported)
+    # the payload writer's one-off check of the native zlib, answered once for every worker,
+    # and the deflate streams of those same files, which every payload carries
+    from ..payload import native_zlib_matches, warm_cache
+
+    if native_zlib_matches():
+        warm_cache(sources)
+    # the directory of closure records every worker's walk looks in: found (or made) once
+    # here, where each forked worker inherits the answer
+    if os.environ.get("ANSIBLE_ACCEL_FINDER_DISK", "1") != "0":
+        try:
+            _finder_disk.directory()
+        except Exception:  # noqa: BLE001 - the walks find it themselves
+            pass
+
+
+def _module_utils_paths_unshared(mc: t.Any) -> list[str] | None:
+    """What finder._module_utils_paths() will say, computed without leaving anything in the
+    shared plugin loader: its path cache, filled from this thread, could otherwise keep a
+    stale list over a directory the main thread adds meanwhile."""
+    from . import finder
+
+    loader = mc.module_utils_loader
+    if getattr(loader, "_paths", None) is not None:
+        return finder._module_utils_paths(mc)
+    if "_paths" not in vars(loader):
+        return None
+    probe = object.__new__(type(loader))
+    probe.__dict__.update(vars(loader))
+    paths = [p for p in probe._get_paths(subdirs=False) if os.path.isdir(p)]
+    paths.append(mc._MODULE_UTILS_PATH)
+    return paths
+
+
+def _prewarm_locations(walk: t.Any, imported: set[tuple[str, ...]]) -> None:
+    """Where ansible-core's module_utils import each other (and what every payload carries)
+    is the same for every module: locate it once in the controller, as a walk would."""
+    from . import finder
+
+    mc = walk.mc
+    if closure_memo.collection_loader() is None:
+        return  # no routing to check against yet: leave it to the walks
+    try:
+        paths = _module_utils_paths_unshared(mc)
+        entries = [(m, True) for m in sorted(imported)]
+        entries += [(e.name_parts, e.is_ambiguous) for e in finder._always_required(mc, "legacy", _NO_EXTENSIONS)]
+    except Exception:  # noqa: BLE001 - an ansible-core this does not fit: the walks locate
+        return
+    ran = locate_memo.prewarm(mc, entries, paths) if paths is not None else 0
+    if ran:
+        _counters.extra(PATH, "prewarm_locate", ran)
+
+
+class _NoExtensions:
+    module_names: list[str] = []
+
+
+_NO_EXTENSIONS = _NoExtensions()
+
+
+def wait_for_prewarm() -> None:
+    thread = _prewarm_thread
+    if thread is not None and thread is not threading.current_thread():
+        thread.join()
+
+
+os.register_at_fork(before=wait_for_prewarm)
+
+
+def start(walk: t.Any) -> None:
+    """Start the pre-warm for ``walk`` on a thread (unless ANSIBLE_ACCEL_FINDER_PREWARM=0)."""
+    global _prewarm_thread
+    if os.environ.get("ANSIBLE_ACCEL_FINDER_PREWARM", "1") == "0":
+        return
+    _prewarm_thread = threading.Thread(target=_prewarm, args=(walk,), name="ansible-accel-finder-prewarm", daemon=True)
+    _prewarm_thread.start()
