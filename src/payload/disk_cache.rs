@@ -10,13 +10,15 @@
 //! named with zlib's version).
 
 use std::fs;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 const MAGIC: &[u8; 8] = b"AAZDEF01";
 /// Below this, reading a file costs about what deflating does.
 const SMALLEST_SHARED: usize = 4096;
+/// How much of the stored data is read and compared at a time.
+const COMPARE_CHUNK: usize = 64 * 1024;
 
 static TEMP_NAMES: AtomicU64 = AtomicU64::new(0);
 static HITS: AtomicU64 = AtomicU64::new(0);
@@ -46,23 +48,32 @@ impl DiskCache {
         self.dir.join(format!("{crc:08x}-{len}.deflate"))
     }
 
-    /// The stream stored for exactly `data`, if a file holds it.
+    /// The stream stored for exactly `data`, if a file holds it.  The stored data is compared
+    /// as it is read, through a small buffer: a module_utils file can be megabytes, and a copy
+    /// of it all (fresh memory, faulted in page by page) cost a cold worker about a millisecond
+    /// per such file.
     pub fn load(&self, crc: u32, data: &[u8]) -> Option<Vec<u8>> {
         if data.len() < SMALLEST_SHARED {
             return None;
         }
-        let mut content = fs::read(self.path_for(crc, data.len())).ok()?;
-        let header_len = MAGIC.len() + 8;
-        if content.len() < header_len + data.len() || &content[..MAGIC.len()] != MAGIC {
+        let mut file = fs::File::open(self.path_for(crc, data.len())).ok()?;
+        let mut header = [0u8; MAGIC.len() + 8];
+        file.read_exact(&mut header).ok()?;
+        if &header[..MAGIC.len()] != MAGIC {
             return None;
         }
-        let stored_len = u64::from_le_bytes(content[MAGIC.len()..header_len].try_into().ok()?);
-        if stored_len != data.len() as u64 || &content[header_len..header_len + data.len()] != data
-        {
+        let stored_len = u64::from_le_bytes(header[MAGIC.len()..].try_into().ok()?);
+        if stored_len != data.len() as u64 || !next_bytes_are(&mut file, data) {
+            return None;
+        }
+        let mut stream = Vec::new();
+        file.read_to_end(&mut stream).ok()?;
+        // (a stream of data this long is never empty: a file cut after its data is damaged)
+        if stream.is_empty() {
             return None;
         }
         HITS.fetch_add(1, Ordering::Relaxed);
-        Some(content.split_off(header_len + data.len()))
+        Some(stream)
     }
 
     /// Leave `deflated` for `data` in the directory (written aside, then renamed into place,
@@ -87,6 +98,18 @@ impl DiskCache {
             let _ = fs::remove_file(&temp);
         }
     }
+}
+
+/// Whether the next `expected.len()` bytes of `file` are `expected`.
+fn next_bytes_are(file: &mut fs::File, expected: &[u8]) -> bool {
+    let mut buffer = vec![0u8; COMPARE_CHUNK.min(expected.len())];
+    for chunk in expected.chunks(COMPARE_CHUNK) {
+        let part = &mut buffer[..chunk.len()];
+        if file.read_exact(part).is_err() || part != chunk {
+            return false;
+        }
+    }
+    true
 }
 
 fn write_file(dir: &Path, temp: &Path, data: &[u8], deflated: &[u8]) -> std::io::Result<()> {

@@ -317,6 +317,26 @@ fn the_disk_cache_gives_back_a_stream_only_for_the_same_data() {
         .path();
     std::fs::write(&file, b"AAZDEF01 cut").unwrap();
     assert_eq!(disk.load(crc, &data), None);
+    // Cut inside the data, or right after it (no stream): a miss.
+    let mut whole = b"AAZDEF01".to_vec();
+    whole.extend_from_slice(&(data.len() as u64).to_le_bytes());
+    whole.extend_from_slice(&data);
+    std::fs::write(&file, &whole[..whole.len() - 1]).unwrap();
+    assert_eq!(disk.load(crc, &data), None);
+    std::fs::write(&file, &whole).unwrap();
+    assert_eq!(disk.load(crc, &data), None);
+    // Data longer than one compared chunk, differing only in its last chunk: a miss; the
+    // same data: a hit.
+    let long = text(300_000);
+    let long_crc = crc32fast::hash(&long);
+    disk.store(long_crc, &long, b"long stream");
+    let mut near = long.clone();
+    near[299_999] ^= 0xFF;
+    assert_eq!(disk.load(long_crc, &near), None);
+    assert_eq!(
+        disk.load(long_crc, &long).as_deref(),
+        Some(&b"long stream"[..])
+    );
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(
         std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777,
