@@ -16,44 +16,14 @@ import sys
 import time
 
 import ansible
-from ansible.executor import module_common as mc
 from ansible.release import __version__
 
-from ansible_accel.finder import scan_imports
+# The same inputs and the same work per file as the benchmark's scan rows (both sides keep
+# only the two sets of each file's answer).
+from .bench_finder import _native_scan, _python_files, _python_scan
 
 PASSES = 15
 REPO = pathlib.Path(__file__).resolve().parent.parent
-
-
-def _files(root: pathlib.Path) -> list[tuple[str, bytes, bool]]:
-    files = []
-    for path in sorted(root.rglob("*.py")):
-        parts = ("ansible", "module_utils") + path.relative_to(root).with_suffix("").parts
-        is_pkg_init = parts[-1] == "__init__"
-        files.append((".".join(parts[:-1] if is_pkg_init else parts), path.read_bytes(), is_pkg_init))
-    return files
-
-
-# Both sides keep only the two sets per file, as benches/bench_finder.py's scan rows do (a
-# ModuleDepFinder kept alive keeps its tree, which would slow the Python side unfairly).
-def _python_pass(files) -> list:
-    out = []
-    new_style = tuple(int(p) for p in __version__.split(".")[:2]) >= (2, 21)
-    for fqn, data, init in files:
-        if new_style:
-            finder = mc.ModuleDepFinder(fqn, data, is_pkg_init=init)
-        else:
-            finder = mc.ModuleDepFinder(fqn, mc._compile_module_ast(fqn, data), init)
-        out.append((set(finder.submodules), set(finder.optional_imports)))
-    return out
-
-
-def _native_pass(files) -> list:
-    out = []
-    for fqn, data, init in files:
-        scan = scan_imports(data, fqn, init)
-        out.append((set(scan.submodules), set(scan.optional_imports)))
-    return out
 
 
 def _best_ms(work, files) -> float:
@@ -67,12 +37,12 @@ def _best_ms(work, files) -> float:
 
 def main() -> int:
     root = pathlib.Path(ansible.__file__).parent / "module_utils"
-    files = _files(root)
-    if _python_pass(files) != _native_pass(files):
+    files = _python_files(root, ("ansible", "module_utils"))
+    if _python_scan(files) != _native_scan(files):
         print("the native scan differs from ModuleDepFinder", file=sys.stderr)
         return 1
-    python = _best_ms(_python_pass, files)
-    native = _best_ms(_native_pass, files)
+    python = _best_ms(_python_scan, files)
+    native = _best_ms(_native_scan, files)
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
     out = subprocess.run(["cargo", "bench", "--quiet", "--bench", "scan_floor", "--", str(root), version],
                          cwd=REPO, check=True, capture_output=True, text=True).stdout
