@@ -14,25 +14,15 @@ import time
 
 import pytest
 
+from ._fresh_walk import COMPARED_SOON_AFTER_WRITES
+
 # Walks in a fresh interpreter, each compared with ansible-core's; argv: when to create the
 # absent collection's module_util ("never", "first": before any walk, "later": after three).
-WALKS = r"""
-import datetime, io, json, os, sys, time, zipfile
-from ansible.plugins.loader import init_plugin_loader
-init_plugin_loader()
-from ansible.executor import module_common as mc
-from ansible._internal._ansiballz import _builder
-from ansible._internal._datatag._tags import Origin
-import ansible_accel
-ansible_accel.install()
-from ansible_accel._integrations import _finder_locate
-_finder_locate._RACY_NS = 50_000_000  # a short "too recent to trust" window
+WALKS = COMPARED_SOON_AFTER_WRITES + r"""
 when_create, root = sys.argv[1], sys.argv[2]
 module = (b"from ansible.module_utils.basic import AnsibleModule\n"
           b"try:\n    from ansible_collections.accelns.absent.plugins.module_utils.thing import x\n"
           b"except ImportError:\n    x = None\n")
-original = mc.recursive_finder.__wrapped_original__
-date_time = datetime.datetime(2024, 5, 6, 7, 8, 10, tzinfo=datetime.timezone.utc)
 
 def walk(recursive_finder):
     buffer = io.BytesIO()

@@ -12,16 +12,11 @@ import time
 
 import pytest
 
+from ._fresh_walk import PRELUDE
+
 # One walk in a fresh interpreter: ansible-core's (ANSIBLE_ACCEL=0) or the accelerator's.
-WALK = r"""
-import datetime, hashlib, io, json, sys, zipfile
-from ansible.plugins.loader import init_plugin_loader
-init_plugin_loader()
-from ansible.executor import module_common as mc
-from ansible._internal._ansiballz import _builder
-from ansible._internal._datatag._tags import Origin
-import ansible_accel
-ansible_accel.install()
+WALK = PRELUDE + r"""
+import hashlib
 module = sys.argv[1].encode()
 debugging = len(sys.argv) > 2 and sys.argv[2] == "debugger"  # (then walked twice: from disk, then from memory)
 

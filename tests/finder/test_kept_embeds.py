@@ -16,25 +16,15 @@ import pytest
 
 from ansible_accel._activation import core_minor
 
+from ._fresh_walk import COMPARED_SOON_AFTER_WRITES
+
 pytestmark = pytest.mark.skipif(core_minor() < (2, 21), reason="embed support (EmbedManager) arrived in ansible-core 2.21")
 
-WALKS = r"""
-import datetime, io, json, os, sys, time, zipfile
-from ansible.plugins.loader import init_plugin_loader
-init_plugin_loader()
-from ansible.executor import module_common as mc
-from ansible._internal._ansiballz import _builder
-from ansible._internal._datatag._tags import Origin
-import ansible_accel
-ansible_accel.install()
-from ansible_accel._integrations import _finder_locate
-_finder_locate._RACY_NS = 50_000_000  # a short "too recent to trust" window
+WALKS = COMPARED_SOON_AFTER_WRITES + r"""
 resource = sys.argv[1]
 module = (b"from ansible.module_utils.basic import AnsibleModule\n"
           b"from ansible.module_utils.embed import EmbedManager\n"
           b"_data = EmbedManager.embed('ansible_collections.accelns.emb.plugins.module_utils', 'data.txt')\n")
-original = mc.recursive_finder.__wrapped_original__
-date_time = datetime.datetime(2024, 5, 6, 7, 8, 10, tzinfo=datetime.timezone.utc)
 
 def walk(recursive_finder):
     buffer = io.BytesIO()
