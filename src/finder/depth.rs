@@ -43,6 +43,12 @@ impl LineDepth {
         &mut self.levels[last]
     }
 
+    /// A new logical line: no open brackets (the levels' storage kept for the next line).
+    fn reset(&mut self) {
+        self.levels.clear();
+        self.estimate = 0;
+    }
+
     fn deepen(&mut self) {
         self.top().chain += 1;
         self.estimate += 1;
@@ -95,7 +101,7 @@ impl DepthCheck {
         match kind {
             TokenKind::Indent => self.indent += 1,
             TokenKind::Dedent => self.indent = self.indent.saturating_sub(1),
-            TokenKind::Newline => *line = LineDepth::default(),
+            TokenKind::Newline => line.reset(),
             TokenKind::Lpar | TokenKind::Lsqb | TokenKind::Lbrace => {
                 self.brackets += 1;
                 line.open_bracket();

@@ -11,33 +11,37 @@ use ruff_text_size::Ranged;
 
 /// True when compile() may warn about this token (`bytes` being the whole source).
 pub fn token_may_warn(bytes: &[u8], token: &Token) -> bool {
+    // Most tokens are neither literals nor numbers: decided on the kind alone.
+    let kind = token.kind();
+    let is_literal = matches!(
+        kind,
+        TokenKind::String | TokenKind::FStringMiddle | TokenKind::TStringMiddle
+    );
+    if !is_literal && !matches!(kind, TokenKind::Int | TokenKind::Float | TokenKind::Complex) {
+        return false;
+    }
     let range = token.range();
     let (start, end) = (range.start().to_usize(), range.end().to_usize());
     let Some(token_text) = bytes.get(start..end) else {
         return true;
     };
-    match token.kind() {
-        TokenKind::String | TokenKind::FStringMiddle | TokenKind::TStringMiddle => {
-            let Some(flags) = token.string_flags() else {
-                return true;
-            };
-            !flags.is_raw_string() && has_doubtful_escape(token_text, flags.is_byte_string())
-        }
-        TokenKind::Int | TokenKind::Float | TokenKind::Complex => bytes
+    if is_literal {
+        let Some(flags) = token.string_flags() else {
+            return true;
+        };
+        !flags.is_raw_string() && has_doubtful_escape(token_text, flags.is_byte_string())
+    } else {
+        bytes
             .get(end)
-            .is_some_and(|&b| b == b'_' || b.is_ascii_alphabetic() || b >= 0x80),
-        _ => false,
+            .is_some_and(|&b| b == b'_' || b.is_ascii_alphabetic() || b >= 0x80)
     }
 }
 
 /// Any escape CPython would warn about, or that we are not sure it would not.
 fn has_doubtful_escape(literal: &[u8], is_bytes: bool) -> bool {
-    let mut i = 0;
-    while i < literal.len() {
-        if literal[i] != b'\\' {
-            i += 1;
-            continue;
-        }
+    let mut from = 0;
+    while let Some(offset) = memchr::memchr(b'\\', &literal[from..]) {
+        let i = from + offset;
         let Some(&next) = literal.get(i + 1) else {
             return true;
         };
@@ -58,7 +62,7 @@ fn has_doubtful_escape(literal: &[u8], is_bytes: bool) -> bool {
             }
             _ => return true,
         }
-        i += 2;
+        from = i + 2;
     }
     false
 }
