@@ -144,7 +144,7 @@ def _python_scan(files):
             finder = mc.ModuleDepFinder(fqn, data, is_pkg_init=is_pkg_init)
         else:
             finder = mc.ModuleDepFinder(fqn, mc._compile_module_ast(fqn, data), is_pkg_init)
-        out.append((set(finder.submodules), set(finder.optional_imports)))
+        out.append((finder.submodules, finder.optional_imports))
     return out
 
 
@@ -152,7 +152,8 @@ def _native_scan(files):
     out = []
     for fqn, data, is_pkg_init in files:
         scan = scan_imports(data, fqn, is_pkg_init)
-        out.append((set(scan.submodules), set(scan.optional_imports)))
+        # (frozensets, against ModuleDepFinder's sets: equal when their members are)
+        out.append((scan.submodules, scan.optional_imports))
     return out
 
 
