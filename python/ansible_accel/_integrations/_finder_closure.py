@@ -45,7 +45,7 @@ class Closure(t.NamedTuple):
     guards: tuple
     # (fq_name_parts, zip name, source as the walk found it), in the order found
     files: tuple[tuple[tuple[str, ...], str, t.Any], ...]
-    stamps: tuple[tuple[str, Stamp], ...]
+    stamps: tuple[tuple[str, Stamp], ...]  # (none kept for a closure read from disk: its check reads the record)
     # (collection, its routing metadata object): still the one in use
     metadata: tuple[tuple[str, t.Any], ...]
     # the native check of ``stamps`` (None: checked in Python)
@@ -169,20 +169,21 @@ def _read_record(mc: t.Any, memo_key: tuple, metadata_of: t.Callable[[str], t.An
     record = _finder_disk.load(mc, memo_key)
     if record is None:
         return None
-    files, stamps, collections, absent_collections, embeds, block_key = record
-    # checked natively where it fits (the check is then kept with the closure for its next use)
-    check = native_check(tuple(stamps))
-    if not (check.unchanged() if check is not None else _unchanged(stamps)):
+    files, check, collections, absent_collections, embeds, block_key = record
+    # checked natively, straight from the record's encoded stamps (the check is then kept
+    # with the closure for its next use)
+    if not check.unchanged():
         return None
     # an absent collection stays absent while none of the paths it could appear at (in this
     # process's state) changed: each of them must be among the stamps just checked
-    stamped = {path for path, _ in stamps}
     absent = []
-    for collection in absent_collections:
-        state = absence_state(collection)
-        if state is None or not stamped.issuperset(absence_paths(collection, state)):
-            return None
-        absent.append((collection, state))
+    if absent_collections:
+        stamped = {os.fsdecode(path) for path in check.paths()}
+        for collection in absent_collections:
+            state = absence_state(collection)
+            if state is None or not stamped.issuperset(absence_paths(collection, state)):
+                return None
+            absent.append((collection, state))
     # the payload entries written from these very files, kept on disk: then no file is read
     path = _finder_disk.block_path(block_key, compression) if compression is not None else None
     kept = load_kept(path) if path is not None else None
@@ -197,7 +198,8 @@ def _read_record(mc: t.Any, memo_key: tuple, metadata_of: t.Callable[[str], t.An
             return None
     origins = {output_path: origin for _, output_path, origin in files if origin is not None}
     metadata = tuple((c, metadata_of(c)) for c in collections)
-    return Closure(guards(mc), found, tuple(stamps), metadata, check=check, absent=tuple(absent),
+    # (the stamps themselves stay encoded: only ``check`` reads them)
+    return Closure(guards(mc), found, (), metadata, check=check, absent=tuple(absent),
                    embeds=embeds, origins=origins, block_key=block_key, unread=kept is not None, kept_file=kept)
 
 

@@ -25,6 +25,8 @@ after an hour.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import functools
 import hashlib
 import json
@@ -34,11 +36,12 @@ import sys
 import time
 import typing as t
 
-from .. import __version__
+from .. import __version__, _native
 from ._finder_locate import Stamp, stamp, trusted
 from ._memo import BoundedMemo
 
-# (3: a record holds the ``block`` token naming its closure's kept payload entries)
+# (3: a record holds the ``block`` token naming its closure's kept payload entries, and
+# its stamps encoded for the native check)
 FORMAT = 3
 # Bounds of the records' directory (a record is 30-40 KiB for most modules, up to ~0.5 MiB
 # for a module with hundreds of module_utils).
@@ -181,21 +184,23 @@ def store(mc: t.Any, memo_key: tuple, files: list[tuple[tuple[str, ...], str, st
     extra = _cross_process_stamps(mc, collections)
     if not trusted(extra):
         return None
-    all_stamps = [[p, s] for p, s in list(stamps.items()) + extra]
-    record = {"files": [[list(parts), output, origin] for parts, output, origin in files],
-              "stamps": all_stamps, "collections": collections, "absent": list(absent), "embeds": embeds}
     target = os.path.join(where, name + ".json")
     temp = f"{target}.{os.getpid()}.part"
     try:
+        # (checked by a reader straight from these bytes: see _finder_closure._read_record)
+        encoded = _native.finder_stamps_encode(list(stamps.items()) + extra)
         # the kept entries of this closure are named by the stamps it holds (see block_path)
-        token = record["block"] = hashlib.sha256(json.dumps(all_stamps).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        token = hashlib.sha256(encoded).hexdigest()[:32]
+        record = {"files": [[list(parts), output, origin] for parts, output, origin in files],
+                  "stamps": base64.b64encode(encoded).decode("ascii"), "collections": collections,
+                  "absent": list(absent), "embeds": embeds, "block": token}
         text = json.dumps(record)  # (one shot: json.dump to a file would not use the C encoder)
         if len(text) > LARGEST_RECORD:
             return None
         with open(temp, "w", encoding="utf-8", errors="surrogatepass") as f:
             f.write(text)
         os.replace(temp, target)
-    except (OSError, ValueError):
+    except (OSError, ValueError, TypeError, OverflowError):
         try:
             os.unlink(temp)
         except OSError:
@@ -283,9 +288,9 @@ def _unlink(path: str) -> None:
         pass
 
 
-def load(mc: t.Any, memo_key: tuple) -> tuple[list, list[tuple[str, Stamp]], list[str], list[str], t.Any, tuple | None] | None:
+def load(mc: t.Any, memo_key: tuple) -> tuple[list, t.Any, list[str], list[str], t.Any, tuple | None] | None:
     """(files, stamps, collections, absent collections, embeds, block key) of this walk's
-    record, or None (no record, or not readable)."""
+    record, or None (no record, or not readable); the stamps as a ``_native.FinderStampsFile``."""
     where, name = directory(), record_name(mc, memo_key)
     if where is None or name is None:
         return None
@@ -294,7 +299,7 @@ def load(mc: t.Any, memo_key: tuple) -> tuple[list, list[tuple[str, Stamp]], lis
         with open(path, encoding="utf-8", errors="surrogatepass") as f:
             record = json.load(f)
         files = [(tuple(parts), output, origin) for parts, output, origin in record["files"]]
-        stamps = [(p, None if s is None else tuple(s)) for p, s in record["stamps"]]
+        stamps = _native.FinderStampsFile(base64.b64decode(record["stamps"], validate=True))
         collections = [str(c) for c in record["collections"]]
         absent = [str(c) for c in record["absent"]]
         embeds = record["embeds"]
@@ -303,7 +308,7 @@ def load(mc: t.Any, memo_key: tuple) -> tuple[list, list[tuple[str, Stamp]], lis
             embeds = (None if origin is None else tuple(origin), tuple(tuple(e) for e in entries))
         token = record.get("block")
         block_key = (name, token) if isinstance(token, str) else None
-    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, binascii.Error):
         return None
     try:
         os.utime(path)  # its last use, for prune()
