@@ -43,7 +43,8 @@ import zlib
 from . import _native
 
 __all__ = [
-    "PayloadZipFile", "build_zip", "cache_stats", "clear_cache", "load_kept", "native_zlib_matches", "private_cache_dir", "warm_cache",
+    "PayloadZipFile", "build_zip", "cache_stats", "clear_cache", "load_kept", "native_zlib_matches", "private_cache_dir", "retain_kept",
+    "warm_cache",
 ]  # fmt: skip
 
 ZIP_STORED = zipfile.ZIP_STORED
@@ -208,6 +209,17 @@ class KeptEntries:
     def __init__(self, block: t.Any, fields: tuple) -> None:
         self.block, self.fields = block, fields
         self.names = frozenset(f[0] for f in fields)
+
+
+def retain_kept(kept: KeptEntries) -> bool:
+    """Count entries from :func:`load_kept` against the room kept entries may take in
+    memory, as :meth:`PayloadZipFile.keep_entries` counts its own, for as long as ``kept``
+    lives; False (nothing counted) when there is no room for them: then do not keep them."""
+    nbytes = kept.block.nbytes
+    if not _hold_kept(nbytes):
+        return False
+    weakref.finalize(kept, _release_kept, nbytes)
+    return True
 
 
 def load_kept(path: str | os.PathLike[str]) -> KeptEntries | None:

@@ -3,7 +3,8 @@ import typing as t
 import zipfile
 
 __all__ = [
-    "PayloadZipFile", "build_zip", "cache_stats", "clear_cache", "load_kept", "native_zlib_matches", "private_cache_dir", "warm_cache",
+    "PayloadZipFile", "build_zip", "cache_stats", "clear_cache", "load_kept", "native_zlib_matches", "private_cache_dir", "retain_kept",
+    "warm_cache",
 ]
 
 ZIP_STORED: int
@@ -22,6 +23,7 @@ def cache_stats() -> dict[str, int]: ...
 def clear_cache() -> None: ...
 def warm_cache(datas: t.Iterable[bytes], *, cache_dir: str | os.PathLike[str] | None = None) -> int: ...
 def load_kept(path: str | os.PathLike[str]) -> KeptEntries | None: ...
+def retain_kept(kept: KeptEntries) -> bool: ...
 
 class KeptEntries:
     """Entries kept by ``PayloadZipFile.keep_entries()`` for ``writestr_kept``."""

@@ -23,12 +23,13 @@ class Debugging(_builder.ExtensionManager):
     debugger_enabled = property(lambda self: True)
 
 
-buffer = io.BytesIO()
-zf = mc.zipfile.ZipFile(buffer, mode="w", compression=compression)
-when = datetime.datetime(year, 5, 6, 7, 8, 10, tzinfo=datetime.timezone.utc)
-extensions = Debugging() if then == "debugger" else _builder.ExtensionManager()
-metadata = mc.recursive_finder("probe", "ansible.modules.probe", Origin(path="/x/probe.py").tag(module), zf, when,
-                               extensions)
+for year in [year] + ([year + 3] if then == "twice" else []):  # (twice: from disk, then from memory)
+    buffer = io.BytesIO()
+    zf = mc.zipfile.ZipFile(buffer, mode="w", compression=compression)
+    when = datetime.datetime(year, 5, 6, 7, 8, 10, tzinfo=datetime.timezone.utc)
+    extensions = Debugging() if then == "debugger" else _builder.ExtensionManager()
+    metadata = mc.recursive_finder("probe", "ansible.modules.probe", Origin(path="/x/probe.py").tag(module), zf, when,
+                                   extensions)
 if then == "hand_over":  # anything zipfile must do: the entries written so far are replayed
     zf.writestr(mc._make_zinfo("ansible/modules/probe.py", when, zf=zf), module)
     zf.mkdir("ansible/extra")
@@ -37,7 +38,8 @@ names = zipfile.ZipFile(io.BytesIO(buffer.getvalue())).namelist()
 events = ansible_accel.status()["finder"].get("events", {})
 print(json.dumps({"zip": hashlib.sha256(buffer.getvalue()).hexdigest(), "metadata": repr(metadata), "names": names,
                   "disk_hits": events.get("closure_disk_hit", 0), "saved": events.get("kept_block_saved", 0),
-                  "block_hits": events.get("kept_block_hit", 0), "mapping": extensions.source_mapping}))
+                  "block_hits": events.get("kept_block_hit", 0), "mapping": extensions.source_mapping,
+                  "memory_hits": events.get("kept_entries_hit", 0)}))
 """
 
 MODULE = "from ansible.module_utils.basic import AnsibleModule\nfrom ansible.module_utils import accel_probe\n"
@@ -149,3 +151,12 @@ def test_a_damaged_kept_file_is_a_miss_and_is_written_again(run):
     block.unlink()
     assert run(True)["saved"] == 1
     assert run(True)["block_hits"] == 1
+
+
+def test_kept_entries_from_disk_are_kept_in_memory_for_the_next_walk(run):
+    (run.module_utils / "accel_probe.py").write_bytes(b"x = 1\n" * 3000)
+    time.sleep(2.2)
+    _kept(run)
+    got = run(True, then="twice")  # the second walk (dated 2027) from memory
+    assert got["block_hits"] == 1 and got["memory_hits"] == 1
+    assert _same(got, run(False, year=2027))

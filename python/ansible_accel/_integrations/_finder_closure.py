@@ -160,7 +160,9 @@ def _from_disk(mc: t.Any, memo_key: tuple, metadata_of: t.Callable[[str], t.Any]
     except Exception:  # noqa: BLE001 - any doubt is a miss: ansible-core's own walk then runs
         return None
     if closure is not None:
-        _keep(memo_key, closure)
+        # (the closure as kept in memory, so what this walk keeps in its ``written`` is
+        # there for the next; with the entries just found on disk, which memory does not hold)
+        closure = _keep(memo_key, closure)._replace(kept_file=closure.kept_file)
         _counters.extra(PATH, "closure_disk_hit")
     return closure
 
@@ -236,9 +238,11 @@ def read_sources(closure: Closure) -> tuple:
     return found
 
 
-def _keep(memo_key: tuple, closure: Closure) -> None:
+def _keep(memo_key: tuple, closure: Closure) -> Closure:
     check = closure.check if closure.check is not None else native_check(closure.stamps)
-    _closures.put(memo_key, closure._replace(check=check, written={}, kept_file=None))
+    kept = closure._replace(check=check, written={}, kept_file=None)
+    _closures.put(memo_key, kept)
+    return kept
 
 
 class Recorder:

@@ -13,7 +13,7 @@ import typing as t
 import zipfile
 
 from .. import _counters
-from ..payload import load_kept
+from ..payload import load_kept, retain_kept
 from . import _finder_closure as closure_memo
 from . import _finder_disk
 from ._finder_locate import stamp, trusted
@@ -67,8 +67,9 @@ def write_found(walk: t.Any, found: dict, zf: t.Any, date_time: t.Any, extension
     mc = walk.mc
     many = getattr(zf, 'writestr_many', None) if mc._make_zinfo is walk.make_zinfo else None
     if closure is not None and closure.unread:
-        if many is not None and mc.zipfile.ZipInfo is zipfile.ZipInfo and _write_block(
-                walk, found, zf, date_time, extension_manager, written, closure):
+        if many is not None and mc.zipfile.ZipInfo is zipfile.ZipInfo and (
+                (closure.written is not None and _write_kept(walk, found, zf, date_time, extension_manager, written, closure))
+                or _write_block(walk, found, zf, date_time, extension_manager, written, closure)):
             return
         for parts, output_path, source in closure_memo.read_sources(closure):
             found[parts] = (source, output_path)
@@ -159,8 +160,10 @@ def _write_block(walk: t.Any, found: dict, zf: t.Any, date_time: t.Any, extensio
         return False
     say = mc.display.vvvvv
     to_text = mc.to_text
+    messages = []
     for (source_code, file_name) in found.values():
         message = "Including module_utils file %s" % to_text(file_name, errors='surrogate_or_strict')
+        messages.append(message)
         if walk.has_embeds:
             say(message)
         _note_source_mapping(mc, extension_manager, source_code, file_name, closure.origins)
@@ -169,6 +172,10 @@ def _write_block(walk: t.Any, found: dict, zf: t.Any, date_time: t.Any, extensio
     if written is not None:
         written.update(names)
     _counters.extra("finder", "kept_block_hit")
+    # the next walk of this closure in this process writes them from memory (see _write_kept)
+    if closure.written is not None and retain_kept(kept):
+        closure.written.clear()  # the entries of one compression at a time
+        closure.written[compression] = (tuple(found.values()), kept, to_text, tuple(messages))
     return True
 
 
@@ -185,7 +192,9 @@ def _write_kept(walk: t.Any, found: dict, zf: t.Any, date_time: t.Any, extension
     files, entries, to_text, messages = record
     if to_text is not mc.to_text or files != tuple(found.values()):
         return False
-    if not zf.writestr_kept(entries, date_time.utctimetuple()[:6], [source for source, _ in files]):
+    # (a closure whose files were not read: the entries' own data, inflated if asked for)
+    datas = None if closure.unread else [source for source, _ in files]
+    if not zf.writestr_kept(entries, date_time.utctimetuple()[:6], datas):
         return False
     say = mc.display.vvvvv
     if extension_manager.debugger_enabled:
