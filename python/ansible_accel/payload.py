@@ -381,11 +381,14 @@ class PayloadZipFile:
             return None
         return block
 
-    def save_entries(self, directory: str, name: str) -> bool:
+    def save_entries(self, directory: str, name: str, largest: int | None = None) -> bool:
         """Leave the entries written so far in ``directory`` as the file ``name``, for
-        :func:`load_kept` in another process (as :meth:`keep_entries` keeps them)."""
+        :func:`load_kept` in another process (as :meth:`keep_entries` keeps them); not when
+        their headers and data take more than ``largest`` bytes."""
         block = self._entries_block()
-        return block is not None and block.save(directory, name)
+        if block is None or (largest is not None and block.nbytes > largest):
+            return False
+        return block.save(directory, name)
 
     def keep_entries(self) -> KeptEntries | None:
         """The entries written so far, kept to be written again into other empty archives

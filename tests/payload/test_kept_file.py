@@ -87,7 +87,9 @@ def test_entries_are_saved_only_when_they_can_be_kept(tmp_path):
     for bad_name in ("../escape", ".hidden", "a/b"):
         assert not plain.save_entries(str(tmp_path), bad_name)
     assert not plain.save_entries(str(tmp_path / "no" / "such" / "dir"), "x")
+    assert not plain.save_entries(str(tmp_path), "too-large", largest=10)
     assert list(tmp_path.iterdir()) == []
+    assert plain.save_entries(str(tmp_path), "fits", largest=1000)
 
 
 def test_kept_entries_without_data_go_only_into_an_empty_archive(tmp_path):

@@ -61,8 +61,8 @@ _dir_for: dict[str, str | None] = {}
 # again for changed files has another) and the compression.
 _BLOCK_DIR_NAME = "ansible_accel_finder_blocks_v1"
 MAX_BLOCKS = 1000
-MAX_BLOCK_BYTES = 256 << 20
-LARGEST_BLOCK = 16 << 20
+MAX_BLOCK_BYTES = 128 << 20
+LARGEST_BLOCK = 8 << 20  # (larger ones are not left)
 _block_dir_for: dict[str, str | None] = {}
 # blocks found on disk but not readable (damaged): written again, not taken as present
 bad_blocks: BoundedMemo[str, bool] = BoundedMemo(64)

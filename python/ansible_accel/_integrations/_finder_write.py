@@ -132,7 +132,7 @@ def _save_block(zf: t.Any, path: str) -> None:
         if os.path.exists(path) and not _finder_disk.bad_blocks.get(path):
             return
         directory, name = os.path.split(path)
-        if zf.save_entries(directory, name):
+        if zf.save_entries(directory, name, _finder_disk.LARGEST_BLOCK):
             _counters.extra("finder", "kept_block_saved")
             _finder_disk.after_block_saved(path)
     except Exception:  # noqa: BLE001 - keeping them only ever saves time
