@@ -43,7 +43,8 @@ import zlib
 from . import _native
 
 __all__ = [
-    "PayloadZipFile", "build_zip", "cache_stats", "clear_cache", "native_zlib_matches", "private_cache_dir", "warm_cache",
+    "PayloadZipFile", "build_zip", "cache_stats", "clear_cache", "load_kept", "native_zlib_matches", "private_cache_dir", "retain_kept",
+    "warm_cache",
 ]  # fmt: skip
 
 ZIP_STORED = zipfile.ZIP_STORED
@@ -210,6 +211,26 @@ class KeptEntries:
         self.names = frozenset(f[0] for f in fields)
 
 
+def retain_kept(kept: KeptEntries) -> bool:
+    """Count entries from :func:`load_kept` against the room kept entries may take in
+    memory, as :meth:`PayloadZipFile.keep_entries` counts its own, for as long as ``kept``
+    lives; False (nothing counted) when there is no room for them: then do not keep them."""
+    nbytes = kept.block.nbytes
+    if not _hold_kept(nbytes):
+        return False
+    weakref.finalize(kept, _release_kept, nbytes)
+    return True
+
+
+def load_kept(path: str | os.PathLike[str]) -> KeptEntries | None:
+    """The entries a :meth:`PayloadZipFile.save_entries` left in the file ``path`` (for
+    :meth:`PayloadZipFile.writestr_kept`), or None: no such file, or a damaged one."""
+    block = _native.payload_block_load(path)
+    if block is None:
+        return None
+    return KeptEntries(block, tuple(block.fields()))
+
+
 class PayloadZipFile:
     """``zipfile.ZipFile(fp, mode='w', compression=compression)`` for an empty, seekable
     ``fp`` at position 0 (a fresh ``BytesIO``), written natively.  ``cache_dir`` as for
@@ -237,7 +258,10 @@ class PayloadZipFile:
         # for (see writestr_kept): they always come first
         self._unmade: tuple[KeptEntries, tuple] | None = None
         self._comment = b""
-        self._data: list[bytes] = []
+        self._datas: list[bytes] = []
+        # the block of kept entries written first whose data were not given (see
+        # writestr_kept): inflated from it into _data when first asked for
+        self._data_block: t.Any = None
         self._delegate: zipfile.ZipFile | None = None
         self._writer = _native.PayloadZipWriter(zipfile.ZIP64_LIMIT, zipfile.ZIP_FILECOUNT_LIMIT, sys.version_info >= (3, 13), cache_dir)
 
@@ -291,7 +315,7 @@ class PayloadZipFile:
         zinfo.flag_bits = 0  # zipfile keeps the UTF-8 name flag out of the ZipInfo
         self._filelist.append(zinfo)
         self._name_to_info[zinfo.filename] = zinfo
-        self._data.append(data)
+        self._datas.append(data)
         return None
 
     def writestr_many(self, items: t.Iterable[tuple[zipfile.ZipInfo, bytes | bytearray]]) -> None:
@@ -324,17 +348,28 @@ class PayloadZipFile:
             zinfo.flag_bits = 0
             self._filelist.append(zinfo)
             self._name_to_info[zinfo.filename] = zinfo
-            self._data.append(data)
+            self._datas.append(data)
         if error is not None:
             zinfo, data = items[len(written)]  # as writestr leaves the entry it failed on
             zinfo.file_size, zinfo.compress_size, zinfo.CRC = len(data), 0, 0
             raise error
 
-    def keep_entries(self) -> KeptEntries | None:
-        """The entries written so far, kept to be written again into other empty archives
-        by :meth:`writestr_kept`; None unless every one was written natively from a
-        ``ZipInfo`` by :meth:`writestr_many` or :meth:`writestr`, all with one date and
-        no name twice."""
+    @property
+    def _data(self) -> list[bytes]:
+        """Each entry's data, in order (as written, for hand_over and the bytecode path)."""
+        block, self._data_block = self._data_block, None
+        if block is not None:
+            self._datas[:0] = block.datas()
+        return self._datas
+
+    @_data.setter
+    def _data(self, value: list[bytes]) -> None:
+        self._data_block, self._datas = None, value
+
+    def _entries_block(self) -> t.Any:
+        """The native block of the entries written so far, when every one was written
+        natively from a ``ZipInfo`` by :meth:`writestr_many` or :meth:`writestr` (or from a
+        kept block), all with one date and no name twice; else None."""
         infos = self.filelist
         if (
             self._delegate is not None or self.fp is None or not infos or len({z.date_time for z in infos}) != 1
@@ -342,8 +377,28 @@ class PayloadZipFile:
         ):  # fmt: skip
             return None
         block = self._writer.block()
-        if block is None or len(block) != len(infos) or not _hold_kept(block.nbytes):
+        if block is None or len(block) != len(infos):
             return None
+        return block
+
+    def save_entries(self, directory: str, name: str, largest: int | None = None) -> bool:
+        """Leave the entries written so far in ``directory`` as the file ``name``, for
+        :func:`load_kept` in another process (as :meth:`keep_entries` keeps them); not when
+        their headers and data take more than ``largest`` bytes."""
+        block = self._entries_block()
+        if block is None or (largest is not None and block.nbytes > largest):
+            return False
+        return block.save(directory, name)
+
+    def keep_entries(self) -> KeptEntries | None:
+        """The entries written so far, kept to be written again into other empty archives
+        by :meth:`writestr_kept`; None unless every one was written natively from a
+        ``ZipInfo`` by :meth:`writestr_many` or :meth:`writestr`, all with one date and
+        no name twice."""
+        block = self._entries_block()
+        if block is None or not _hold_kept(block.nbytes):
+            return None
+        infos = self.filelist
         kept = KeptEntries(block, tuple(
             (z.filename, z.compress_type, z.create_system, z.reserved, z.internal_attr, z.extra, z.comment)
             for z in infos
@@ -351,14 +406,16 @@ class PayloadZipFile:
         weakref.finalize(kept, _release_kept, block.nbytes)
         return kept
 
-    def writestr_kept(self, kept: KeptEntries, date_time: tuple, datas: t.Sequence[bytes]) -> bool:
+    def writestr_kept(self, kept: KeptEntries, date_time: tuple, datas: t.Sequence[bytes] | None = None) -> bool:
         """Into this empty archive, ``kept``'s entries (whose data are ``datas``, in order) dated
         ``date_time`` (six ints): the archive, ``ZipInfo`` objects and warnings are then those of
         ``writestr_many`` writing ``ZipInfo(name, date_time)`` for each with the kept fields.
+        ``datas`` None: the data the kept block holds (inflated only if they are asked for).
         False, with nothing written, where it cannot be done this way."""
         if (
             self._delegate is not None or self.fp is None or self._filelist or self._unmade is not None
-            or len(datas) != len(kept.fields) or type(date_time) is not tuple or len(date_time) != 6
+            or self._datas or self._data_block is not None
+            or (datas is not None and len(datas) != len(kept.fields)) or type(date_time) is not tuple or len(date_time) != 6
             or not all(type(p) is int for p in date_time) or date_time[0] < 1980
         ):  # fmt: skip
             return False
@@ -366,7 +423,10 @@ class PayloadZipFile:
         if written is None:
             return False
         self._unmade = (kept, date_time, written)
-        self._data.extend(datas)
+        if datas is None:
+            self._data_block = kept.block
+        else:
+            self._datas.extend(datas)
         return True
 
     def _has_name(self, name: str) -> bool:
@@ -429,7 +489,7 @@ class PayloadZipFile:
             self.fp = None
             return
         fp, self.fp = self.fp, None
-        self._data.clear()
+        self._data = []
         fp.write(archive)
         fp.flush()
 
@@ -494,7 +554,7 @@ class PayloadZipFile:
         return self._delegate
 
     def __getattr__(self, name: str) -> t.Any:
-        if name.startswith("__") or name in ("_delegate", "_writer", "_data", "_filelist", "_name_to_info", "_unmade"):
+        if name.startswith("__") or name in ("_delegate", "_writer", "_datas", "_data_block", "_filelist", "_name_to_info", "_unmade"):
             raise AttributeError(name)
         return getattr(self.hand_over(), name)
 

@@ -135,9 +135,102 @@ impl StampSet {
         self.expected.len()
     }
 
+    /// The paths, in the order given.
+    pub fn paths(&self) -> impl Iterator<Item = &Path> {
+        self.expected.iter().map(|(path, _)| path.as_path())
+    }
+
     pub fn is_empty(&self) -> bool {
         self.expected.is_empty()
     }
+}
+
+/// What [`encode`] output starts with.
+const ENCODED_MAGIC: &[u8; 8] = b"AASTMP01";
+
+/// `stamps` as bytes, for a record on disk: each path front-coded against the one before
+/// (the length of their common prefix, then the rest), then its stamp.  [`decode`] gives
+/// them back in order.
+pub fn encode(stamps: &[(PathBuf, Option<Stamp>)]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(16 + stamps.len() * 80);
+    out.extend_from_slice(ENCODED_MAGIC);
+    out.extend_from_slice(&(stamps.len() as u64).to_le_bytes());
+    let mut previous: &[u8] = b"";
+    for (path, stamp) in stamps {
+        let bytes = path.as_os_str().as_bytes();
+        let shared = previous
+            .iter()
+            .zip(bytes)
+            .take_while(|(a, b)| a == b)
+            .count();
+        out.extend_from_slice(&(shared as u32).to_le_bytes());
+        out.extend_from_slice(&((bytes.len() - shared) as u32).to_le_bytes());
+        out.extend_from_slice(&bytes[shared..]);
+        match stamp {
+            None => out.push(0),
+            Some(s) => {
+                out.push(1);
+                out.extend_from_slice(&s.dev.to_le_bytes());
+                out.extend_from_slice(&s.ino.to_le_bytes());
+                out.extend_from_slice(&s.size.to_le_bytes());
+                out.extend_from_slice(&s.mtime_ns.to_le_bytes());
+                out.extend_from_slice(&s.ctime_ns.to_le_bytes());
+                out.extend_from_slice(&s.mode.to_le_bytes());
+            }
+        }
+        previous = bytes;
+    }
+    out
+}
+
+/// The stamps [`encode`] wrote into `bytes`; None for anything else (cut, trailing bytes,
+/// a prefix longer than the path before, a path with a NUL).
+pub fn decode(bytes: &[u8]) -> Option<Vec<(PathBuf, Option<Stamp>)>> {
+    let mut rest = bytes.strip_prefix(ENCODED_MAGIC.as_slice())?;
+    let mut take = |n: usize| -> Option<&[u8]> {
+        if rest.len() < n {
+            return None;
+        }
+        let (head, tail) = rest.split_at(n);
+        rest = tail;
+        Some(head)
+    };
+    let count = usize::try_from(u64::from_le_bytes(take(8)?.try_into().ok()?)).ok()?;
+    if count > bytes.len() / 9 {
+        return None;
+    }
+    let mut stamps: Vec<(PathBuf, Option<Stamp>)> = Vec::with_capacity(count);
+    let mut path: Vec<u8> = Vec::new();
+    for _ in 0..count {
+        let shared = u32::from_le_bytes(take(4)?.try_into().ok()?) as usize;
+        let len = u32::from_le_bytes(take(4)?.try_into().ok()?) as usize;
+        if shared > path.len() {
+            return None;
+        }
+        path.truncate(shared);
+        path.extend_from_slice(take(len)?);
+        if path.contains(&0) {
+            return None;
+        }
+        let stamp = match take(1)?[0] {
+            0 => None,
+            1 => {
+                let u64_of = |b: &[u8]| u64::from_le_bytes(b.try_into().unwrap_or_default());
+                let i128_of = |b: &[u8]| i128::from_le_bytes(b.try_into().unwrap_or_default());
+                Some(Stamp {
+                    dev: u64_of(take(8)?),
+                    ino: u64_of(take(8)?),
+                    size: u64_of(take(8)?),
+                    mtime_ns: i128_of(take(16)?),
+                    ctime_ns: i128_of(take(16)?),
+                    mode: u32::from_le_bytes(take(4)?.try_into().ok()?),
+                })
+            }
+            _ => return None,
+        };
+        stamps.push((PathBuf::from(OsStr::from_bytes(&path)), stamp));
+    }
+    rest.is_empty().then_some(stamps)
 }
 
 /// `path` as its directory and last component, when joining them gives `path` back byte for
@@ -371,5 +464,54 @@ mod tests {
         fs::write(&child, b"").unwrap();
         assert!(!set.unchanged());
         fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn encoded_stamps_decode_to_the_same_in_order_and_anything_else_is_refused() {
+        let stamp = |n: u64| Stamp {
+            dev: n,
+            ino: n * 3,
+            size: 1 << 40,
+            mtime_ns: -5,
+            ctime_ns: i128::from(u64::MAX) * 7,
+            mode: 0o100644,
+        };
+        let stamps = vec![
+            (
+                PathBuf::from("/a/site-packages/ansible/module_utils"),
+                Some(stamp(1)),
+            ),
+            (
+                PathBuf::from("/a/site-packages/ansible/module_utils/basic.py"),
+                Some(stamp(2)),
+            ),
+            (
+                PathBuf::from("/a/site-packages/ansible/module_utils/x.py"),
+                None,
+            ),
+            (PathBuf::from("/a/site-packages/ansible"), None),
+            (PathBuf::from("relative/\u{e9}"), Some(stamp(3))),
+            (
+                PathBuf::from(OsStr::from_bytes(b"/bytes/\xff\xfe")),
+                Some(stamp(4)),
+            ),
+            (PathBuf::from(""), None),
+        ];
+        let bytes = encode(&stamps);
+        assert_eq!(decode(&bytes), Some(stamps.clone()));
+        assert_eq!(decode(&encode(&[])), Some(Vec::new()));
+        for len in [0, 7, 8, 15, bytes.len() / 2, bytes.len() - 1] {
+            assert_eq!(decode(&bytes[..len]), None, "{len}");
+        }
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert_eq!(decode(&longer), None);
+        let mut bad_prefix = encode(&stamps[..1]);
+        bad_prefix[16] = 200; // a first path sharing 200 bytes with nothing
+        assert_eq!(decode(&bad_prefix), None);
+        let mut bad_flag = encode(&stamps[2..3]);
+        let last = bad_flag.len() - 1;
+        bad_flag[last] = 2;
+        assert_eq!(decode(&bad_flag), None);
     }
 }

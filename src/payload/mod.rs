@@ -21,7 +21,7 @@ mod proptests;
 #[cfg(test)]
 mod tests;
 
-pub use block::Block;
+pub use block::{BadBlock, Block};
 pub use deflate::{compress_entry, deflate_raw, Compressed};
 pub use disk_cache::DiskCache;
 pub use entry::{sanitize_name, EntryInfo, ExtraStripStyle};

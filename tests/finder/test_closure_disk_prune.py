@@ -59,3 +59,14 @@ def test_few_records_are_not_looked_at_but_stale_temporary_files_still_go(tmp_pa
     records.append(_file(tmp_path / "4.json", 100, 60 * 4))
     _finder_disk.prune(str(tmp_path), max_records=100, max_bytes=400)
     assert [r.exists() for r in records] == [True] * 3 + [False] * 2
+
+
+def test_kept_entry_blocks_are_bounded_apart_from_the_records(tmp_path):
+    # the blocks' own suffix and size: records (and other files) are not counted or removed
+    blocks = [_file(tmp_path / f"{i}-t-8.block", 100, 60 * i) for i in range(6)]
+    records = [_file(tmp_path / f"{i}.json", 10, 60 * 60 + i) for i in range(3)]
+    _finder_disk.prune(str(tmp_path), max_records=4, max_bytes=10_000, suffix=".block", largest=1000)
+    assert [b.exists() for b in blocks] == [True] * 3 + [False] * 3
+    assert all(r.exists() for r in records)
+    _finder_disk.prune(str(tmp_path), max_records=100, max_bytes=250, suffix=".block", largest=100)
+    assert [b.exists() for b in blocks] == [True] * 1 + [False] * 5

@@ -24,6 +24,7 @@ import os
 import typing as t
 
 from .. import _counters, _native
+from ..payload import load_kept
 from ._memo import BoundedMemo
 from . import _finder_disk
 from ._finder_locate import Located, Stamp, absence_paths, absence_state, trusted
@@ -44,7 +45,7 @@ class Closure(t.NamedTuple):
     guards: tuple
     # (fq_name_parts, zip name, source as the walk found it), in the order found
     files: tuple[tuple[tuple[str, ...], str, t.Any], ...]
-    stamps: tuple[tuple[str, Stamp], ...]
+    stamps: tuple[tuple[str, Stamp], ...]  # (none kept for a closure read from disk: its check reads the record)
     # (collection, its routing metadata object): still the one in use
     metadata: tuple[tuple[str, t.Any], ...]
     # the native check of ``stamps`` (None: checked in Python)
@@ -59,6 +60,14 @@ class Closure(t.NamedTuple):
     # zip name -> origin path of the files whose source is held untagged (a closure read
     # from disk: their Origin tag is only ever read for the debugger's source mapping)
     origins: dict | None = None
+    # (record name, token) of its record on disk: names the payload entries kept on disk
+    # for it (see _finder_disk.block_path)
+    block_key: tuple[str, str] | None = None
+    # True when the files' sources are not read (None in ``files``): a closure read from
+    # disk whose payload entries are kept on disk too; see read_sources()
+    unread: bool = False
+    # the kept entries found on disk for it (with ``unread``, as just loaded; never in memory)
+    kept_file: t.Any = None
 
 
 _closures: BoundedMemo[tuple, Closure] = BoundedMemo(_CACHE_LIMIT)
@@ -127,9 +136,12 @@ def _unchanged(stamps: t.Iterable[tuple[str, Stamp]]) -> bool:
     return True
 
 
-def lookup(mc: t.Any, memo_key: tuple, metadata_of: t.Callable[[str], t.Any], shared: bool) -> Closure | None:
+def lookup(mc: t.Any, memo_key: tuple, metadata_of: t.Callable[[str], t.Any], shared: bool,
+           compression: int | None = None) -> Closure | None:
     """The remembered closure for ``memo_key`` if nothing it depended on changed: from this
-    process's memory, else (``shared``) from a record on disk."""
+    process's memory, else (``shared``) from a record on disk.  ``compression``: the payload
+    will be written natively with it into an empty archive, so a closure from disk whose
+    entries for it are kept on disk is returned ``unread`` (the files are not read)."""
     closure = _closures.get(memo_key)
     if closure is not None:
         if (closure.guards == guards(mc) and all(metadata_of(c) is m for c, m in closure.metadata)
@@ -139,40 +151,64 @@ def lookup(mc: t.Any, memo_key: tuple, metadata_of: t.Callable[[str], t.Any], sh
         _closures.drop(memo_key)
     if not shared or _original_guards is None or guards(mc) != _original_guards:
         return None
-    return _from_disk(mc, memo_key, metadata_of)
+    return _from_disk(mc, memo_key, metadata_of, compression)
 
 
-def _from_disk(mc: t.Any, memo_key: tuple, metadata_of: t.Callable[[str], t.Any]) -> Closure | None:
+def _from_disk(mc: t.Any, memo_key: tuple, metadata_of: t.Callable[[str], t.Any], compression: int | None) -> Closure | None:
     try:
-        closure = _read_record(mc, memo_key, metadata_of)
+        closure = _read_record(mc, memo_key, metadata_of, compression)
     except Exception:  # noqa: BLE001 - any doubt is a miss: ansible-core's own walk then runs
         return None
     if closure is not None:
-        _keep(memo_key, closure)
+        # (the closure as kept in memory, so what this walk keeps in its ``written`` is
+        # there for the next; with the entries just found on disk, which memory does not hold)
+        closure = _keep(memo_key, closure)._replace(kept_file=closure.kept_file)
         _counters.extra(PATH, "closure_disk_hit")
     return closure
 
 
-def _read_record(mc: t.Any, memo_key: tuple, metadata_of: t.Callable[[str], t.Any]) -> Closure | None:
+def _read_record(mc: t.Any, memo_key: tuple, metadata_of: t.Callable[[str], t.Any], compression: int | None) -> Closure | None:
     record = _finder_disk.load(mc, memo_key)
     if record is None:
         return None
-    files, stamps, collections, absent_collections, embeds = record
-    # checked natively where it fits (the check is then kept with the closure for its next use)
-    check = native_check(tuple(stamps))
-    if not (check.unchanged() if check is not None else _unchanged(stamps)):
+    files, check, collections, absent_collections, embeds, block_key = record
+    # checked natively, straight from the record's encoded stamps (the check is then kept
+    # with the closure for its next use)
+    if not check.unchanged():
         return None
     # an absent collection stays absent while none of the paths it could appear at (in this
     # process's state) changed: each of them must be among the stamps just checked
-    stamped = {path for path, _ in stamps}
     absent = []
-    for collection in absent_collections:
-        state = absence_state(collection)
-        if state is None or not stamped.issuperset(absence_paths(collection, state)):
+    if absent_collections:
+        stamped = {os.fsdecode(path) for path in check.paths()}
+        for collection in absent_collections:
+            state = absence_state(collection)
+            if state is None or not stamped.issuperset(absence_paths(collection, state)):
+                return None
+            absent.append((collection, state))
+    # the payload entries written from these very files, kept on disk: then no file is read
+    path = _finder_disk.block_path(block_key, compression) if compression is not None else None
+    kept = load_kept(path) if path is not None else None
+    if kept is None and path is not None and os.path.exists(path):
+        _finder_disk.bad_blocks.put(path, True)  # (damaged: written again once this walk wrote its entries)
+    if kept is not None:
+        _counters.extra(PATH, "kept_block_found")
+        found = tuple((parts, output_path, None if origin is not None else b'') for parts, output_path, origin in files)
+    else:
+        found = _read(files)
+        if found is None:
             return None
-        absent.append((collection, state))
+    origins = {output_path: origin for _, output_path, origin in files if origin is not None}
+    metadata = tuple((c, metadata_of(c)) for c in collections)
+    # (the stamps themselves stay encoded: only ``check`` reads them)
+    return Closure(guards(mc), found, (), metadata, check=check, absent=tuple(absent),
+                   embeds=embeds, origins=origins, block_key=block_key, unread=kept is not None, kept_file=kept)
+
+
+def _read(files: t.Iterable[tuple[tuple[str, ...], str, str | None]]) -> tuple | None:
+    """(parts, zip name, source) of each (parts, zip name, origin), the file read (b'' for
+    none); None when a file other than a package's ``__init__.py`` is missing."""
     found = []
-    origins = {}
     for parts, output_path, origin in files:
         if origin is None:
             source = b''
@@ -186,16 +222,27 @@ def _read_record(mc: t.Any, memo_key: tuple, metadata_of: t.Callable[[str], t.An
                 source = b''  # a collection package without one: the collection loader gives b''
             # left untagged: the bytes are the same, and the origin the locator's tag would
             # carry is kept for the one reader of it (the debugger's source mapping)
-            origins[output_path] = origin
         found.append((parts, output_path, source))
-    metadata = tuple((c, metadata_of(c)) for c in collections)
-    return Closure(guards(mc), tuple(found), tuple(stamps), metadata, check=check, absent=tuple(absent),
-                   embeds=embeds, origins=origins)
+    return tuple(found)
 
 
-def _keep(memo_key: tuple, closure: Closure) -> None:
+def read_sources(closure: Closure) -> tuple:
+    """The files of an ``unread`` closure, read now: (parts, zip name, source) each.  Raises
+    FileNotFoundError for a file gone since its stamp was checked (this walk's answer can no
+    longer be anyone's)."""
+    origins = closure.origins or {}
+    found = _read((parts, output_path, origins.get(output_path) if source is None else None)
+                  for parts, output_path, source in closure.files)
+    if found is None:
+        raise FileNotFoundError("a module_utils file went away while the payload was built")
+    return found
+
+
+def _keep(memo_key: tuple, closure: Closure) -> Closure:
     check = closure.check if closure.check is not None else native_check(closure.stamps)
-    _closures.put(memo_key, closure._replace(check=check, written={}))
+    kept = closure._replace(check=check, written={}, kept_file=None)
+    _closures.put(memo_key, kept)
+    return kept
 
 
 class Recorder:
@@ -238,11 +285,13 @@ class Recorder:
         # still absent at the end of the walk (the stamps were taken before each look)
         if any(absence_state(c) != s for c, s in self.absent.items()):
             return
-        _keep(memo_key, Closure(self.guards, tuple(self.files), tuple(self.stamps.items()), metadata,
-                                absent=tuple(self.absent.items()), embeds=self.embeds))
+        block_key = None
         if shared and _original_guards is not None and self.guards == _original_guards:
             origins = []
             for parts, output_path, source in self.files:
                 origin = self.mc.Origin.get_tag(source)
                 origins.append((parts, output_path, origin.path if origin is not None else None))
-            _finder_disk.store(self.mc, memo_key, origins, self.stamps, collections, sorted(self.absent), self.embeds)
+            block_key = _finder_disk.store(self.mc, memo_key, origins, self.stamps, collections, sorted(self.absent),
+                                           self.embeds)
+        _keep(memo_key, Closure(self.guards, tuple(self.files), tuple(self.stamps.items()), metadata,
+                                absent=tuple(self.absent.items()), embeds=self.embeds, block_key=block_key))

@@ -25,6 +25,8 @@ after an hour.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import functools
 import hashlib
 import json
@@ -34,10 +36,13 @@ import sys
 import time
 import typing as t
 
-from .. import __version__
+from .. import __version__, _native
 from ._finder_locate import Stamp, stamp, trusted
+from ._memo import BoundedMemo
 
-FORMAT = 2
+# (3: a record holds the ``block`` token naming its closure's kept payload entries, and
+# its stamps encoded for the native check)
+FORMAT = 3
 # Bounds of the records' directory (a record is 30-40 KiB for most modules, up to ~0.5 MiB
 # for a module with hundreds of module_utils).
 MAX_RECORDS = 2000
@@ -46,8 +51,21 @@ MAX_BYTES = 128 << 20
 # without looking at their sizes: see prune()).
 LARGEST_RECORD = 1 << 20
 _STALE_TEMP_NS = 3600 * 1_000_000_000
-_DIR_NAME = f"ansible_accel_finder_v{FORMAT}"
+# (named for format 2, the first whose directory it was: the record names carry the format)
+_DIR_NAME = "ansible_accel_finder_v2"
 _dir_for: dict[str, str | None] = {}
+
+# The payload entries last written from a record's closure (see _finder_write): beside the
+# records, in a directory of their own, bounded the same way.  A block is named by its record,
+# the record's ``block`` token (a digest of the stamps the record holds: a record written
+# again for changed files has another) and the compression.
+_BLOCK_DIR_NAME = "ansible_accel_finder_blocks_v1"
+MAX_BLOCKS = 1000
+MAX_BLOCK_BYTES = 128 << 20
+LARGEST_BLOCK = 8 << 20  # (larger ones are not left)
+_block_dir_for: dict[str, str | None] = {}
+# blocks found on disk but not readable (damaged): written again, not taken as present
+bad_blocks: BoundedMemo[str, bool] = BoundedMemo(64)
 
 
 def _private(path: str) -> bool:
@@ -61,6 +79,15 @@ def _private(path: str) -> bool:
 def directory() -> str | None:
     """The records' directory for this run's local tmp root, made on first use; None when
     there is no private place for it."""
+    return _private_subdir(_DIR_NAME, _dir_for)
+
+
+def block_directory() -> str | None:
+    """The kept entries' directory for this run's local tmp root, made on first use."""
+    return _private_subdir(_BLOCK_DIR_NAME, _block_dir_for)
+
+
+def _private_subdir(name: str, known: dict[str, str | None]) -> str | None:
     try:
         from ansible import constants as C
 
@@ -69,12 +96,12 @@ def directory() -> str | None:
         return None
     if not isinstance(local_tmp, str):
         return None
-    if local_tmp in _dir_for:
-        return _dir_for[local_tmp]
+    if local_tmp in known:
+        return known[local_tmp]
     root = os.path.dirname(local_tmp)
     result = None
     if _private(root):
-        path = os.path.join(root, _DIR_NAME)
+        path = os.path.join(root, name)
         try:
             os.mkdir(path, 0o700)
         except FileExistsError:
@@ -83,7 +110,7 @@ def directory() -> str | None:
             path = None
         if path is not None and _private(path):
             result = path
-    _dir_for[local_tmp] = result
+    known[local_tmp] = result
     return result
 
 
@@ -147,36 +174,68 @@ def _cross_process_stamps(mc: t.Any, collections: t.Iterable[str]) -> list[tuple
 
 
 def store(mc: t.Any, memo_key: tuple, files: list[tuple[tuple[str, ...], str, str | None]],
-          stamps: dict[str, Stamp], collections: t.Iterable[str], absent: t.Iterable[str] = (), embeds: t.Any = None) -> None:
+          stamps: dict[str, Stamp], collections: t.Iterable[str], absent: t.Iterable[str] = (),
+          embeds: t.Any = None) -> tuple[str, str] | None:
+    """Leave the record; returns its (name, block token) once it is in place."""
     where, name = directory(), record_name(mc, memo_key)
     if where is None or name is None:
-        return
+        return None
     collections = list(collections)
     extra = _cross_process_stamps(mc, collections)
     if not trusted(extra):
-        return
-    record = {"files": [[list(parts), output, origin] for parts, output, origin in files],
-              "stamps": [[p, s] for p, s in list(stamps.items()) + extra], "collections": collections,
-              "absent": list(absent), "embeds": embeds}
+        return None
     target = os.path.join(where, name + ".json")
     temp = f"{target}.{os.getpid()}.part"
     try:
+        # (checked by a reader straight from these bytes: see _finder_closure._read_record)
+        encoded = _native.finder_stamps_encode(list(stamps.items()) + extra)
+        # the kept entries of this closure are named by the stamps it holds (see block_path)
+        token = hashlib.sha256(encoded).hexdigest()[:32]
+        record = {"files": [[list(parts), output, origin] for parts, output, origin in files],
+                  "stamps": base64.b64encode(encoded).decode("ascii"), "collections": collections,
+                  "absent": list(absent), "embeds": embeds, "block": token}
         text = json.dumps(record)  # (one shot: json.dump to a file would not use the C encoder)
         if len(text) > LARGEST_RECORD:
-            return
+            return None
         with open(temp, "w", encoding="utf-8", errors="surrogatepass") as f:
             f.write(text)
         os.replace(temp, target)
-    except OSError:
+    except (OSError, ValueError, TypeError, OverflowError):
         try:
             os.unlink(temp)
         except OSError:
             pass
-        return
+        return None
     prune(where)
+    return name, token
 
 
-def prune(where: str, max_records: int | None = None, max_bytes: int | None = None) -> None:
+def block_path(block_key: tuple[str, str] | None, compression: int) -> str | None:
+    """Where the entries written from the closure of record ``block_key`` (its name and
+    token) with ``compression`` are kept, or None where there is no such place.
+
+    Whoever writes a block had the record's closure with every stamp the record holds
+    unchanged (it checked them, or took them itself) and read the files after that: so a
+    block is only ever read by a process that found those very stamps again, and so the
+    very same files (a rewrite of a file changes its ctime, see ``_finder_locate``)."""
+    if block_key is None:
+        return None
+    where = block_directory()
+    if where is None:
+        return None
+    name, token = block_key
+    if not (isinstance(token, str) and len(token) == 32 and token.isalnum() and token.isascii()):
+        return None
+    return os.path.join(where, f"{name}-{token}-{int(compression)}.block")
+
+
+def after_block_saved(path: str) -> None:
+    """Bound the blocks' directory after one was left in it."""
+    prune(os.path.dirname(path), MAX_BLOCKS, MAX_BLOCK_BYTES, suffix=".block", largest=LARGEST_BLOCK)
+
+
+def prune(where: str, max_records: int | None = None, max_bytes: int | None = None, *, suffix: str = ".json",
+          largest: int = LARGEST_RECORD) -> None:
     """Bound the records in ``where``: the least recently used go once there are too many or
     they take too much room; temporary files older than an hour go too.  Every error (a
     file another process removed first...) is ignored: pruning only ever saves room."""
@@ -184,17 +243,17 @@ def prune(where: str, max_records: int | None = None, max_bytes: int | None = No
     max_bytes = MAX_BYTES if max_bytes is None else max_bytes
     try:
         with os.scandir(where) as scanned:
-            entries = [e for e in scanned if e.name.endswith((".json", ".part"))]
+            entries = [e for e in scanned if e.name.endswith((suffix, ".part"))]
     except OSError:
         return
-    count = sum(e.name.endswith(".json") for e in entries)
+    count = sum(e.name.endswith(suffix) for e in entries)
     # Few enough records that even all of the largest size would fit: only the temporary
     # files are looked at (a stat of every record on each store grows with the directory).
-    within_bounds = count <= max_records and count * LARGEST_RECORD <= max_bytes
+    within_bounds = count <= max_records and count * largest <= max_bytes
     records: list[tuple[int, int, str]] = []
     now = time.time_ns()
     for entry in entries:
-        is_record = entry.name.endswith(".json")
+        is_record = entry.name.endswith(suffix)
         if is_record and within_bounds:
             continue
         try:
@@ -229,9 +288,9 @@ def _unlink(path: str) -> None:
         pass
 
 
-def load(mc: t.Any, memo_key: tuple) -> tuple[list, list[tuple[str, Stamp]], list[str], list[str], t.Any] | None:
-    """(files, stamps, collections, absent collections, embeds) of this walk's record, or
-    None (no record, or not readable)."""
+def load(mc: t.Any, memo_key: tuple) -> tuple[list, t.Any, list[str], list[str], t.Any, tuple | None] | None:
+    """(files, stamps, collections, absent collections, embeds, block key) of this walk's
+    record, or None (no record, or not readable); the stamps as a ``_native.FinderStampsFile``."""
     where, name = directory(), record_name(mc, memo_key)
     if where is None or name is None:
         return None
@@ -240,17 +299,19 @@ def load(mc: t.Any, memo_key: tuple) -> tuple[list, list[tuple[str, Stamp]], lis
         with open(path, encoding="utf-8", errors="surrogatepass") as f:
             record = json.load(f)
         files = [(tuple(parts), output, origin) for parts, output, origin in record["files"]]
-        stamps = [(p, None if s is None else tuple(s)) for p, s in record["stamps"]]
+        stamps = _native.FinderStampsFile(base64.b64decode(record["stamps"], validate=True))
         collections = [str(c) for c in record["collections"]]
         absent = [str(c) for c in record["absent"]]
         embeds = record["embeds"]
         if embeds is not None:  # as _finder_embeds.record() gives them
             origin, entries = embeds
             embeds = (None if origin is None else tuple(origin), tuple(tuple(e) for e in entries))
-    except (OSError, ValueError, TypeError, KeyError):
+        token = record.get("block")
+        block_key = (name, token) if isinstance(token, str) else None
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, binascii.Error):
         return None
     try:
         os.utime(path)  # its last use, for prune()
     except OSError:
         pass
-    return files, stamps, collections, absent, embeds
+    return files, stamps, collections, absent, embeds, block_key

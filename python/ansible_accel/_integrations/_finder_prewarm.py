@@ -50,13 +50,29 @@ def _prewarm(walk: t.Any) -> None:
 
     if native_zlib_matches():
         warm_cache(sources)
-    # the directory of closure records every worker's walk looks in: found (or made) once
-    # here, where each forked worker inherits the answer
+    # the directories of closure records and kept entries every worker's walk looks in:
+    # found (or made) once here, where each forked worker inherits the answer
     if os.environ.get("ANSIBLE_ACCEL_FINDER_DISK", "1") != "0":
         try:
             _finder_disk.directory()
+            _finder_disk.block_directory()
         except Exception:  # noqa: BLE001 - the walks find it themselves
             pass
+    if walk.has_embeds:
+        _prewarm_resources()
+
+
+def _prewarm_resources() -> None:
+    """What the first embedded resource of a process costs before any file is looked at:
+    importlib.resources importing its readers and dispatching on a package name, both
+    remembered by the interpreter afterwards.  Asked here for ansible-core's own (already
+    imported) package, so every worker inherits them."""
+    try:
+        from importlib import resources
+
+        resources.files("ansible")
+    except Exception:  # noqa: BLE001 - the first embed pays for it then
+        pass
 
 
 def _module_utils_paths_unshared(mc: t.Any) -> list[str] | None:

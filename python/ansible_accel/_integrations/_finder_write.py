@@ -5,6 +5,7 @@ mapping, then (2.21+) embedded resources with their package inits."""
 from __future__ import annotations
 
 import inspect
+import os
 import pathlib
 import stat
 import sys
@@ -12,8 +13,33 @@ import typing as t
 import zipfile
 
 from .. import _counters
+from ..payload import load_kept, retain_kept
+from . import _finder_closure as closure_memo
+from . import _finder_disk
 from ._finder_locate import stamp, trusted
 from ._memo import BoundedMemo
+
+# the kept-entry files this process left (or found) already, so each is written once
+_saved_blocks: BoundedMemo[str, bool] = BoundedMemo(1024)
+# what ZipInfo(name) holds besides its name, compression and date (the kept fields a block
+# written by write_found has for every entry)
+_PLAIN = zipfile.ZipInfo()
+_PLAIN_FIELDS = (_PLAIN.create_system, _PLAIN.reserved, _PLAIN.internal_attr, _PLAIN.extra, _PLAIN.comment)
+
+
+def block_compression(walk: t.Any, zf: t.Any) -> int | None:
+    """The compression of ``zf`` when write_found would write into it natively, in one call,
+    from an empty archive: only then can a remembered closure's payload entries kept on disk
+    be written instead of its files being read (see _finder_closure.lookup); else None."""
+    mc = walk.mc
+    try:
+        if (getattr(zf, 'writestr_many', None) is None or getattr(zf, 'writestr_kept', None) is None
+                or mc._make_zinfo is not walk.make_zinfo or mc.zipfile.ZipInfo is not zipfile.ZipInfo or zf.filelist):
+            return None
+        compression = zf.compression
+    except Exception:  # noqa: BLE001 - an unusual archive: written the ordinary way
+        return None
+    return compression if type(compression) is int else None
 
 
 def _note_source_mapping(mc: t.Any, extension_manager: t.Any, source_code: t.Any, file_name: str,
@@ -22,7 +48,7 @@ def _note_source_mapping(mc: t.Any, extension_manager: t.Any, source_code: t.Any
     file (by zip name) a remembered closure holds untagged (see _finder_closure)."""
     if not extension_manager.debugger_enabled:
         return
-    if (origin := mc.Origin.get_tag(source_code)) is not None:
+    if source_code is not None and (origin := mc.Origin.get_tag(source_code)) is not None:
         path = origin.path
     else:
         path = origins.get(file_name) if origins else None
@@ -40,12 +66,25 @@ def write_found(walk: t.Any, found: dict, zf: t.Any, date_time: t.Any, extension
     are written again with this date (see ``_write_kept``)."""
     mc = walk.mc
     many = getattr(zf, 'writestr_many', None) if mc._make_zinfo is walk.make_zinfo else None
+    if closure is not None and closure.unread:
+        if many is not None and mc.zipfile.ZipInfo is zipfile.ZipInfo and (
+                (closure.written is not None and _write_kept(walk, found, zf, date_time, extension_manager, written, closure))
+                or _write_block(walk, found, zf, date_time, extension_manager, written, closure)):
+            return
+        for parts, output_path, source in closure_memo.read_sources(closure):
+            found[parts] = (source, output_path)
     kept = None
     if many is not None and closure is not None and closure.written is not None and mc.zipfile.ZipInfo is zipfile.ZipInfo:
         if _write_kept(walk, found, zf, date_time, extension_manager, written, closure):
             return
         kept = closure.written
         empty = not zf.filelist
+    save_to = None
+    if many is not None and closure is not None and closure.block_key is not None and mc.zipfile.ZipInfo is zipfile.ZipInfo:
+        # (left on disk for other processes from an empty archive: see _finder_disk.block_path)
+        save_to = _finder_disk.block_path(closure.block_key, zf.compression) if not zf.filelist else None
+        if save_to is not None and _saved_blocks.get(save_to):
+            save_to = None
     say = mc.display.vvvvv
     origins = closure.origins if closure is not None else None
     if many is None:
@@ -73,6 +112,8 @@ def write_found(walk: t.Any, found: dict, zf: t.Any, date_time: t.Any, extension
         if not walk.has_embeds:
             say("Including module_utils file %s" % mc.to_text(file_name, errors='surrogate_or_strict'))
     many(items)
+    if save_to is not None:
+        _save_block(zf, save_to)
     if kept is not None and empty:
         entries = zf.keep_entries()
         if entries is not None:
@@ -81,6 +122,61 @@ def write_found(walk: t.Any, found: dict, zf: t.Any, date_time: t.Any, extension
             messages = tuple("Including module_utils file %s" % mc.to_text(file_name, errors='surrogate_or_strict')
                              for _, file_name in files)
             kept[compression] = (files, entries, mc.to_text, messages)
+
+
+def _save_block(zf: t.Any, path: str) -> None:
+    """Leave the entries just written from a closure on disk (see _finder_disk.block_path),
+    unless they are there already."""
+    _saved_blocks.put(path, True)
+    try:
+        if os.path.exists(path) and not _finder_disk.bad_blocks.get(path):
+            return
+        directory, name = os.path.split(path)
+        if zf.save_entries(directory, name, _finder_disk.LARGEST_BLOCK):
+            _counters.extra("finder", "kept_block_saved")
+            _finder_disk.after_block_saved(path)
+    except Exception:  # noqa: BLE001 - keeping them only ever saves time
+        pass
+
+
+def _write_block(walk: t.Any, found: dict, zf: t.Any, date_time: t.Any, extension_manager: t.Any,
+                 written: set[str] | None, closure: t.Any) -> bool:
+    """For a closure whose files were not read (see _finder_closure.lookup): the payload
+    entries kept on disk for it, into the still empty ``zf``, dated anew, with ansible-core's
+    messages and source mapping as the loop gives them.  False, with nothing done, when
+    they cannot be (the caller then reads the files and writes them)."""
+    mc = walk.mc
+    kept = closure.kept_file
+    if kept is None:
+        path = _finder_disk.block_path(closure.block_key, zf.compression)
+        kept = load_kept(path) if path is not None else None
+    if kept is None:
+        return False
+    compression = zf.compression
+    names = [file_name for _, file_name in found.values()]
+    if kept.fields != tuple((name, compression) + _PLAIN_FIELDS for name in names) or zf.filelist:
+        return False
+    if not zf.writestr_kept(kept, date_time.utctimetuple()[:6]):
+        return False
+    say = mc.display.vvvvv
+    to_text = mc.to_text
+    messages = []
+    for (source_code, file_name) in found.values():
+        message = "Including module_utils file %s" % to_text(file_name, errors='surrogate_or_strict')
+        messages.append(message)
+        if walk.has_embeds:
+            say(message)
+        _note_source_mapping(mc, extension_manager, source_code, file_name, closure.origins)
+        if not walk.has_embeds:
+            say(message)
+    if written is not None:
+        written.update(names)
+    _counters.extra("finder", "kept_block_hit")
+    # the next walk of this closure in this process writes them from memory (see _write_kept)
+    if closure.written is not None and retain_kept(kept):
+        closure.written.clear()  # the entries of one compression at a time
+        closure.written[compression] = (tuple(found.values()), kept, to_text, tuple(messages))
+    return True
 
 
 def _write_kept(walk: t.Any, found: dict, zf: t.Any, date_time: t.Any, extension_manager: t.Any,
@@ -96,7 +192,9 @@ def _write_kept(walk: t.Any, found: dict, zf: t.Any, date_time: t.Any, extension
     files, entries, to_text, messages = record
     if to_text is not mc.to_text or files != tuple(found.values()):
         return False
-    if not zf.writestr_kept(entries, date_time.utctimetuple()[:6], [source for source, _ in files]):
+    # (a closure whose files were not read: the entries' own data, inflated if asked for)
+    datas = None if closure.unread else [source for source, _ in files]
+    if not zf.writestr_kept(entries, date_time.utctimetuple()[:6], datas):
         return False
     say = mc.display.vvvvv
     if extension_manager.debugger_enabled:

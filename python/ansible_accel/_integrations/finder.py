@@ -321,7 +321,7 @@ def _may_import_embed(data: bytes) -> bool:
 
 
 def _remembered(walk: _Walk, name: str, module_fqn: str, module_data: t.Any, module_utils_paths: list[str],
-                extension_manager: t.Any, shared: bool):
+                extension_manager: t.Any, shared: bool, compression: int | None):
     """(metadata, closure) when this very walk is remembered, before scanning the module: a
     closure is only ever recorded for a module (same content, name, Python, ansible-core)
     whose own scan was native and free of embeds, so its scan would be that again."""
@@ -337,14 +337,14 @@ def _remembered(walk: _Walk, name: str, module_fqn: str, module_data: t.Any, mod
     if memo_key is None:
         return None
     if not _embed_modules.get(memo_key):
-        closure = closure_memo.lookup(mc, memo_key, mc._get_collection_metadata, shared)
+        closure = closure_memo.lookup(mc, memo_key, mc._get_collection_metadata, shared, compression)
         if closure is not None:
             return metadata, closure, set() if walk.has_embeds else None
     if not walk.has_embeds or not _may_import_embed(memo_key[3]):
         return None
     # A module with embeds (known here to have them, or maybe one whose record is on disk):
     # its walk is remembered under the other key, with its embeds.
-    closure = closure_memo.lookup(mc, memo_key[:-1] + (True,), mc._get_collection_metadata, shared)
+    closure = closure_memo.lookup(mc, memo_key[:-1] + (True,), mc._get_collection_metadata, shared, compression)
     embeds = None if closure is None or closure.embeds is None else _finder_embeds.rebuild(mc, module_data, closure.embeds)
     if embeds is None:
         return None
@@ -353,13 +353,17 @@ def _remembered(walk: _Walk, name: str, module_fqn: str, module_data: t.Any, mod
     return metadata, closure, embeds
 
 
-def _start(walk: _Walk, name: str, module_fqn: str, module_data: t.Any, extension_manager: t.Any):
+def _start(walk: _Walk, name: str, module_fqn: str, module_data: t.Any, extension_manager: t.Any,
+           compression: int | None = None):
+    """(found, metadata, embeds, remembered closure or None) of a walk; ``compression``: see
+    _finder_write.block_compression."""
     mc = walk.mc
     _counters.extra(PATH, "recursive_finder")
     found = _package_stubs(mc)
     module_utils_paths = _module_utils_paths(mc)
     shared = os.environ.get("ANSIBLE_ACCEL_FINDER_DISK", "1") != "0"
-    remembered = _remembered(walk, name, module_fqn, module_data, module_utils_paths, extension_manager, shared)
+    remembered = _remembered(walk, name, module_fqn, module_data, module_utils_paths, extension_manager, shared,
+                             compression)
     if remembered is not None:
         metadata, closure, embeds = remembered
         for parts, output_path, source in closure.files:
@@ -383,7 +387,7 @@ def _start(walk: _Walk, name: str, module_fqn: str, module_data: t.Any, extensio
         # this very module (content, name...) has embeds: its walks need not be looked up
         # as one without (the scan of the same content finds them again)
         _embed_modules.put(memo_key[:-1] + (False,), True)
-        closure = closure_memo.lookup(mc, memo_key, mc._get_collection_metadata, shared)
+        closure = closure_memo.lookup(mc, memo_key, mc._get_collection_metadata, shared, compression)
         if closure is not None:
             for parts, output_path, source in closure.files:
                 found[parts] = (source, output_path)
@@ -401,7 +405,8 @@ def _start(walk: _Walk, name: str, module_fqn: str, module_data: t.Any, extensio
 
 def _recursive_finder_2_19(walk: _Walk):
     def recursive_finder(name, module_fqn, module_data, zf, date_time, extension_manager):
-        found, metadata, _, closure = _start(walk, name, module_fqn, module_data, extension_manager)
+        compression = _finder_write.block_compression(walk, zf)
+        found, metadata, _, closure = _start(walk, name, module_fqn, module_data, extension_manager, compression)
         _finder_write.write_found(walk, found, zf, date_time, extension_manager, None, closure)
         return metadata
 
@@ -411,7 +416,8 @@ def _recursive_finder_2_19(walk: _Walk):
 def _recursive_finder_2_21(walk: _Walk):
     def recursive_finder(name, module_fqn, module_data, zf, date_time, extension_manager):
         mc = walk.mc
-        found, metadata, embeds, closure = _start(walk, name, module_fqn, module_data, extension_manager)
+        compression = _finder_write.block_compression(walk, zf)
+        found, metadata, embeds, closure = _start(walk, name, module_fqn, module_data, extension_manager, compression)
         written: set[str] = set()
         _finder_write.write_found(walk, found, zf, date_time, extension_manager, written, closure)
         if embeds:
