@@ -226,15 +226,20 @@ def _read(files: t.Iterable[tuple[tuple[str, ...], str, str | None]]) -> tuple |
     return tuple(found)
 
 
+class SourcesGone(Exception):
+    """A file of an ``unread`` closure went away after its stamp was checked: the walk is
+    made again by ansible-core's own code (nothing was written yet)."""
+
+
 def read_sources(closure: Closure) -> tuple:
     """The files of an ``unread`` closure, read now: (parts, zip name, source) each.  Raises
-    FileNotFoundError for a file gone since its stamp was checked (this walk's answer can no
+    SourcesGone for a file gone since its stamp was checked (this walk's answer can no
     longer be anyone's)."""
     origins = closure.origins or {}
     found = _read((parts, output_path, origins.get(output_path) if source is None else None)
                   for parts, output_path, source in closure.files)
     if found is None:
-        raise FileNotFoundError("a module_utils file went away while the payload was built")
+        raise SourcesGone("a module_utils file went away while the payload was built")
     return found
 
 

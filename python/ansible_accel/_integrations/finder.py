@@ -403,23 +403,33 @@ def _start(walk: _Walk, name: str, module_fqn: str, module_data: t.Any, extensio
     return found, metadata, embeds, None
 
 
-def _recursive_finder_2_19(walk: _Walk):
+def _recursive_finder_2_19(walk: _Walk, original: t.Callable):
     def recursive_finder(name, module_fqn, module_data, zf, date_time, extension_manager):
         compression = _finder_write.block_compression(walk, zf)
         found, metadata, _, closure = _start(walk, name, module_fqn, module_data, extension_manager, compression)
-        _finder_write.write_found(walk, found, zf, date_time, extension_manager, None, closure)
+        try:
+            _finder_write.write_found(walk, found, zf, date_time, extension_manager, None, closure)
+        except closure_memo.SourcesGone:
+            _counters.fallback(PATH, "sources_gone")
+            return original(name, module_fqn, module_data, zf, date_time, extension_manager)
         return metadata
 
     return recursive_finder
 
 
-def _recursive_finder_2_21(walk: _Walk):
+def _recursive_finder_2_21(walk: _Walk, original: t.Callable):
     def recursive_finder(name, module_fqn, module_data, zf, date_time, extension_manager):
         mc = walk.mc
         compression = _finder_write.block_compression(walk, zf)
         found, metadata, embeds, closure = _start(walk, name, module_fqn, module_data, extension_manager, compression)
         written: set[str] = set()
-        _finder_write.write_found(walk, found, zf, date_time, extension_manager, written, closure)
+        try:
+            _finder_write.write_found(walk, found, zf, date_time, extension_manager, written, closure)
+        except closure_memo.SourcesGone:
+            # (a file of a closure taken from disk unread, gone before it could be read:
+            # nothing is in zf yet, and ansible-core's walk gives its own answer)
+            _counters.fallback(PATH, "sources_gone")
+            return original(name, module_fqn, module_data, zf, date_time, extension_manager)
         if embeds:
             _finder_write.write_embeds(mc, embeds, zf, date_time, written)
         return metadata
@@ -443,7 +453,8 @@ def plan() -> list[Patch]:
     global _active_walk
     walk = _active_walk = _Walk(mc, minor)
     closure_memo.set_original_guards(mc)
-    drop_in = _recursive_finder_2_19(walk) if minor < 21 else _recursive_finder_2_21(walk)
+    original = mc.recursive_finder
+    drop_in = _recursive_finder_2_19(walk, original) if minor < 21 else _recursive_finder_2_21(walk, original)
     drop_in.__doc__ = mc.recursive_finder.__doc__
     drop_in.__wrapped_original__ = mc.recursive_finder
     # (the collection loader's routing parser too: see _finder_routing)
