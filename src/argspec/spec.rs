@@ -160,6 +160,8 @@ pub struct CompiledSpec {
     pub required_by: Vec<(String, Vec<String>)>,
     /// option name -> index, for lookups per parameter.
     index: FxHashMap<String, usize>,
+    /// Every alias name (of `aliases`), for lookups per parameter.
+    alias_names: rustc_hash::FxHashSet<String>,
     pub callable_names: Vec<String>,
     /// The glue's number for this sub-spec's Python dict (see `SpecInput::source`).
     pub source: Option<usize>,
@@ -254,8 +256,10 @@ impl CompiledSpec {
         let has_removals = options
             .iter()
             .any(|o| o.removal.is_some() || o.sub.as_ref().is_some_and(|s| s.spec.has_removals));
+        let alias_names = aliases.iter().map(|(a, _)| a.clone()).collect();
         Ok(CompiledSpec {
             index,
+            alias_names,
             callable_names: callable_names.to_vec(),
             source: input.source,
             aliases,
@@ -294,7 +298,12 @@ impl CompiledSpec {
 
     /// Whether `name` is an option or an alias (ansible-core's legal inputs).
     pub fn is_legal(&self, name: &str) -> bool {
-        self.index.contains_key(name) || self.aliases.iter().any(|(a, _)| a == name)
+        self.index.contains_key(name) || self.alias_names.contains(name)
+    }
+
+    /// Whether `name` is an alias of some option.
+    pub fn is_alias(&self, name: &str) -> bool {
+        self.alias_names.contains(name)
     }
 }
 

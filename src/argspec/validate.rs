@@ -331,6 +331,11 @@ impl CompiledSpec {
     ) -> (Vec<(String, String)>, Vec<SharedAlias>) {
         let mut both = Vec::new();
         let mut shared = Vec::new();
+        // No key an alias (the usual call): nothing to copy, asked once per key rather than
+        // once per alias.
+        if self.aliases.is_empty() || !params.keys().any(|k| self.is_alias(k)) {
+            return (both, shared);
+        }
         for (index, option) in self.options.iter().enumerate() {
             let mut last = None;
             for alias in &option.aliases {

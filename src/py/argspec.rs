@@ -107,6 +107,19 @@ fn take_saw_tagged() -> bool {
 }
 
 fn to_value(obj: &Bound<'_, PyAny>, mode: Mode, depth: usize) -> Result<Value, Unhandled> {
+    to_value_in(obj, mode, depth, &mut None)
+}
+
+const SHARED: Unhandled = Unhandled("value: container shared between parameters");
+
+/// `to_value`; with `seen`, every dict and list met is noted there, and one met twice is
+/// refused (what `shares_containers` finds, found in the same walk).
+fn to_value_in(
+    obj: &Bound<'_, PyAny>,
+    mode: Mode,
+    depth: usize,
+    seen: &mut Option<SeenContainers>,
+) -> Result<Value, Unhandled> {
     const NOT_PLAIN: Unhandled = Unhandled("value: not plain builtin data");
     if depth > MAX_DEPTH {
         return Err(Unhandled("value: nested too deeply"));
@@ -146,23 +159,36 @@ fn to_value(obj: &Bound<'_, PyAny>, mode: Mode, depth: usize) -> Result<Value, U
             .map(Value::Float)
             .map_err(|_| NOT_PLAIN),
         Base::List => {
+            if let Some(seen) = seen {
+                if !seen.insert(obj.as_ptr() as usize) {
+                    return Err(SHARED);
+                }
+            }
             if let Ok(list) = obj.cast_exact::<PyList>() {
                 let mut items = Vec::with_capacity(list.len());
                 for item in list.iter() {
-                    items.push(to_value(&item, mode, depth + 1)?);
+                    items.push(to_value_in(&item, mode, depth + 1, seen)?);
                 }
                 return Ok(Value::List(items));
             }
             let mut items = Vec::new();
             for item in obj.try_iter().map_err(|_| NOT_PLAIN)? {
-                items.push(to_value(&item.map_err(|_| NOT_PLAIN)?, mode, depth + 1)?);
+                items.push(to_value_in(
+                    &item.map_err(|_| NOT_PLAIN)?,
+                    mode,
+                    depth + 1,
+                    seen,
+                )?);
             }
             Ok(Value::List(items))
         }
-        Base::Dict => to_params(
+        Base::Dict => to_params_with_room(
             obj.cast::<PyDict>().map_err(|_| NOT_PLAIN)?,
             mode,
             depth + 1,
+            0,
+            None,
+            seen,
         )
         .map(Value::Dict),
     }
@@ -227,10 +253,6 @@ fn shares_containers(obj: &Bound<'_, PyAny>, seen: &mut SeenContainers, depth: u
     }
 }
 
-fn to_params(dict: &Bound<'_, PyDict>, mode: Mode, depth: usize) -> Result<Params, Unhandled> {
-    to_params_with_room(dict, mode, depth, 0, None)
-}
-
 /// `to_params` with room for `room` entries in all (validation adds every option); keys that
 /// name an option of `spec` share its name rather than being copied.
 fn to_params_with_room(
@@ -239,8 +261,14 @@ fn to_params_with_room(
     depth: usize,
     room: usize,
     spec: Option<&CompiledSpec>,
+    seen: &mut Option<SeenContainers>,
 ) -> Result<Params, Unhandled> {
     const SURROGATES: Unhandled = Unhandled("value: str with surrogates");
+    if let Some(seen) = seen {
+        if !seen.insert(dict.as_ptr() as usize) {
+            return Err(SHARED);
+        }
+    }
     let mut params = Params::with_capacity_and_hasher(dict.len().max(room), Default::default());
     for (key, value) in dict.iter() {
         if !is_exact_or_tagged(&key, Base::Str) {
@@ -252,7 +280,7 @@ fn to_params_with_room(
             Some(index) => spec.map_or_else(|| text.into(), |s| s.options[index].name.clone()),
             None => text.into(),
         };
-        params.insert(key, to_value(&value, mode, depth)?);
+        params.insert(key, to_value_in(&value, mode, depth, seen)?);
     }
     Ok(params)
 }
@@ -756,11 +784,11 @@ impl CompiledArgSpec {
 
     /// The caller's parameter dict as the core's input.
     fn prepare(&self, dict: &Bound<'_, PyDict>) -> Result<Params, Unhandled> {
-        if self.spec.has_sub_options()
-            && shares_containers(dict.as_any(), &mut Default::default(), 0)
-        {
-            return Err(Unhandled("value: container shared between parameters"));
-        }
+        // With sub-options, a dict or list given twice is refused (found while converting).
+        let mut seen = match self.spec.has_sub_options() {
+            true => Some(SeenContainers::default()),
+            false => None,
+        };
         // Room for every option: validation adds the ones not given.
         to_params_with_room(
             dict,
@@ -768,6 +796,7 @@ impl CompiledArgSpec {
             1,
             self.spec.options.len(),
             Some(&self.spec),
+            &mut seen,
         )
     }
 
