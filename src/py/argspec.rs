@@ -14,6 +14,7 @@ use crate::argspec::{
 
 mod fallbacks;
 mod fast;
+mod module_attrs;
 mod reuse;
 mod snapshot;
 mod template;

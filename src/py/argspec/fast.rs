@@ -21,6 +21,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PySet, PyString, PyTuple, PyType};
 
 use super::fallbacks::{self, FallbackContext, Ran};
+use super::module_attrs::ModuleAttr;
 use super::snapshot::Snapshot;
 use super::{
     compile_sources, deprecations_to_python, guard, shares_containers, take_saw_tagged, to_value,
@@ -100,6 +101,11 @@ pub(super) struct ArgspecFastPath {
     /// The `arg_spec.set_fallbacks` whose work the native loop may do (the accelerator's
     /// replay wrapper around ansible-core's own): any other is called.
     trusted_set_fallbacks: Mutex<Option<Py<PyAny>>>,
+    /// Module attributes read on every call, kept while their module is unchanged.
+    attr_validators: ModuleAttr,
+    attr_set_fallbacks: ModuleAttr,
+    attr_secret_masker: ModuleAttr,
+    attr_register_secrets: ModuleAttr,
 }
 
 #[pymethods]
@@ -164,6 +170,10 @@ impl ArgspecFastPath {
             cache: Mutex::new(Default::default()),
             fallbacks,
             trusted_set_fallbacks: Mutex::new(None),
+            attr_validators: Default::default(),
+            attr_set_fallbacks: Default::default(),
+            attr_secret_masker: Default::default(),
+            attr_register_secrets: Default::default(),
         })
     }
 
@@ -210,6 +220,16 @@ impl ArgspecFastPath {
         &self,
         validator: &Bound<'_, PyAny>,
     ) -> PyResult<Result<Py<CompiledArgSpec>, &'static str>> {
+        Ok(self
+            .lookup_with_spec(validator)?
+            .map(|(compiled, _)| compiled))
+    }
+
+    /// `lookup`, and the validator's `argument_spec` as read for it.
+    fn lookup_with_spec<'py>(
+        &self,
+        validator: &Bound<'py, PyAny>,
+    ) -> PyResult<Result<(Py<CompiledArgSpec>, Bound<'py, PyAny>), &'static str>> {
         let py = validator.py();
         // Arrays, not vectors: this runs on every call.
         let mut slots: [Option<Bound<'_, PyAny>>; 6] = Default::default();
@@ -238,7 +258,7 @@ impl ArgspecFastPath {
                     return Ok(entry
                         .compiled
                         .as_ref()
-                        .map(|c| c.clone_ref(py))
+                        .map(|c| (c.clone_ref(py), found[0].clone()))
                         .map_err(|r| *r));
                 }
             }
@@ -256,7 +276,10 @@ impl ArgspecFastPath {
             Ok(compiled) => Ok(Py::new(py, compiled)?),
             Err(Unhandled(reason)) => Err(reason),
         };
-        let answer = compiled.as_ref().map(|c| c.clone_ref(py)).map_err(|r| *r);
+        let answer = compiled
+            .as_ref()
+            .map(|c| (c.clone_ref(py), found[0].clone()))
+            .map_err(|r| *r);
         // Entries leaving the cache are dropped after the lock is released: dropping Python
         // objects can run Python code, which may hand the GIL to a thread waiting for this lock.
         let (_evicted, _replaced) = {
@@ -279,10 +302,10 @@ impl ArgspecFastPath {
     /// compiled specs convert for (compared only when its version tag moved since the last
     /// time it was found the same).
     fn validators_unchanged(&self, py: Python<'_>) -> PyResult<bool> {
-        let now = self
-            .parameters_module
-            .bind(py)
-            .getattr(intern!(py, "DEFAULT_TYPE_VALIDATORS"))?;
+        let now = self.attr_validators.get(
+            self.parameters_module.bind(py),
+            intern!(py, "DEFAULT_TYPE_VALIDATORS"),
+        )?;
         if !now.is(self.validators_seen.bind(py)) {
             return Ok(false);
         }
@@ -313,8 +336,8 @@ impl ArgspecFastPath {
         if !self.direct || !self.validators_unchanged(py)? {
             return none();
         }
-        let compiled = match self.lookup(validator)? {
-            Ok(compiled) => compiled.into_bound(py),
+        let (compiled, argument_spec) = match self.lookup_with_spec(validator)? {
+            Ok((compiled, spec)) => (compiled.into_bound(py), spec),
             Err(_) => return none(),
         };
         let compiled = compiled.get();
@@ -330,11 +353,11 @@ impl ArgspecFastPath {
         // only when a fallback set something: else the caller's dict is read in its place).
         let mut ran = None;
         if compiled.spec.has_fallbacks() {
-            let spec = validator.getattr(intern!(py, "argument_spec"))?;
+            // The validator's spec as `lookup` read it (no Python code ran since).
+            let spec = argument_spec;
             let set_fallbacks = self
-                .arg_spec_module
-                .bind(py)
-                .getattr(intern!(py, "set_fallbacks"))?;
+                .attr_set_fallbacks
+                .get(self.arg_spec_module.bind(py), intern!(py, "set_fallbacks"))?;
             let trusted = self
                 .trusted_set_fallbacks
                 .lock()
@@ -584,9 +607,12 @@ impl ArgspecFastPath {
         let Some(quiet) = &self.quiet_registration else {
             return Ok(false);
         };
-        let masker = secrets.getattr(intern!(py, "_secret_masker"))?;
-        Ok(secrets
-            .getattr(intern!(py, "register_secrets"))?
+        let masker = self
+            .attr_secret_masker
+            .get(secrets, intern!(py, "_secret_masker"))?;
+        Ok(self
+            .attr_register_secrets
+            .get(secrets, intern!(py, "register_secrets"))?
             .is(quiet.register.bind(py))
             && masker.is(quiet.masker.bind(py))
             && masker
