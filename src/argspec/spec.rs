@@ -154,6 +154,8 @@ pub struct CompiledSpec {
     /// alias -> index of its option, in spec order (ansible-core's `_aliases`).
     pub aliases: Vec<(String, usize)>,
     pub mutually_exclusive: Vec<Vec<String>>,
+    /// Each `mutually_exclusive` term's option index, where the term names an option.
+    pub mutually_exclusive_at: Vec<Vec<Option<usize>>>,
     pub required_together: Vec<Vec<String>>,
     pub required_one_of: Vec<Vec<String>>,
     pub required_if: Vec<RequiredIf>,
@@ -246,7 +248,7 @@ impl CompiledSpec {
             return Err(Unhandled("spec: fallback inside options"));
         }
         let aliases = alias_table(&options)?;
-        let index = options
+        let index: FxHashMap<String, usize> = options
             .iter()
             .enumerate()
             .map(|(i, o)| (o.name.to_string(), i))
@@ -257,13 +259,19 @@ impl CompiledSpec {
             .iter()
             .any(|o| o.removal.is_some() || o.sub.as_ref().is_some_and(|s| s.spec.has_removals));
         let alias_names = aliases.iter().map(|(a, _)| a.clone()).collect();
+        let mutually_exclusive = term_groups(mutually_exclusive)?;
+        let mutually_exclusive_at = mutually_exclusive
+            .iter()
+            .map(|group| group.iter().map(|t| index.get(t).copied()).collect())
+            .collect();
         Ok(CompiledSpec {
             index,
             alias_names,
+            mutually_exclusive_at,
             callable_names: callable_names.to_vec(),
             source: input.source,
             aliases,
-            mutually_exclusive: term_groups(mutually_exclusive)?,
+            mutually_exclusive,
             required_together: term_groups(required_together)?,
             required_one_of: term_groups(required_one_of)?,
             required_if: required_if(required_if_)?,

@@ -142,6 +142,7 @@ impl ArgspecFastPath {
             environ_type: os_module.getattr("_Environ")?.unbind(),
             os_module: os_module.into_any().unbind(),
             encoded_names: Default::default(),
+            environ_attr: Default::default(),
         };
         let multiple_init = plain_multiple(multiple.bind(py), errors_module.bind(py))?;
         let plain_errors = plain_errors(multiple.bind(py), errors_module.bind(py))
