@@ -63,6 +63,9 @@ fn source_names(py: Python<'_>) -> [&Bound<'_, PyString>; 6] {
     ]
 }
 
+/// A validator's compiled spec and its `argument_spec` object, or why it is not compiled.
+type Found<'py> = Result<(Py<CompiledArgSpec>, Bound<'py, PyAny>), &'static str>;
+
 struct Entry {
     snapshot: Snapshot,
     compiled: Result<Py<CompiledArgSpec>, &'static str>,
@@ -227,10 +230,7 @@ impl ArgspecFastPath {
     }
 
     /// `lookup`, and the validator's `argument_spec` as read for it.
-    fn lookup_with_spec<'py>(
-        &self,
-        validator: &Bound<'py, PyAny>,
-    ) -> PyResult<Result<(Py<CompiledArgSpec>, Bound<'py, PyAny>), &'static str>> {
+    fn lookup_with_spec<'py>(&self, validator: &Bound<'py, PyAny>) -> PyResult<Found<'py>> {
         let py = validator.py();
         // Arrays, not vectors: this runs on every call.
         let mut slots: [Option<Bound<'_, PyAny>>; 6] = Default::default();
