@@ -121,6 +121,19 @@ fn to_value_in(
     depth: usize,
     seen: &mut Option<SeenContainers>,
 ) -> Result<Value, Unhandled> {
+    to_value_for(obj, mode, depth, seen, None)
+}
+
+/// `to_value_in` for the value of an option with sub-options `sub`: a dict (or each dict of a
+/// list) is made with room for every sub-option (validation adds the ones not given) and
+/// keys naming one share its name.  The value is the same either way.
+fn to_value_for(
+    obj: &Bound<'_, PyAny>,
+    mode: Mode,
+    depth: usize,
+    seen: &mut Option<SeenContainers>,
+    sub: Option<&CompiledSpec>,
+) -> Result<Value, Unhandled> {
     const NOT_PLAIN: Unhandled = Unhandled("value: not plain builtin data");
     if depth > MAX_DEPTH {
         return Err(Unhandled("value: nested too deeply"));
@@ -168,17 +181,18 @@ fn to_value_in(
             if let Ok(list) = obj.cast_exact::<PyList>() {
                 let mut items = Vec::with_capacity(list.len());
                 for item in list.iter() {
-                    items.push(to_value_in(&item, mode, depth + 1, seen)?);
+                    items.push(to_value_for(&item, mode, depth + 1, seen, sub)?);
                 }
                 return Ok(Value::List(items));
             }
             let mut items = Vec::new();
             for item in obj.try_iter().map_err(|_| NOT_PLAIN)? {
-                items.push(to_value_in(
+                items.push(to_value_for(
                     &item.map_err(|_| NOT_PLAIN)?,
                     mode,
                     depth + 1,
                     seen,
+                    sub,
                 )?);
             }
             Ok(Value::List(items))
@@ -187,31 +201,35 @@ fn to_value_in(
             obj.cast::<PyDict>().map_err(|_| NOT_PLAIN)?,
             mode,
             depth + 1,
-            0,
-            None,
+            sub.map_or(0, |s| s.options.len()),
+            sub,
             seen,
         )
         .map(Value::Dict),
     }
 }
 
-/// The containers met so far: a short list searched in order (parameters hold a few), a hash
-/// set past that.
+/// The containers met so far: a short array searched in order (parameters hold a few; no
+/// allocation), a hash set past that.
 #[derive(Default)]
 struct SeenContainers {
-    few: Vec<usize>,
+    few: [usize; SeenContainers::FEW],
+    count: usize,
     many: rustc_hash::FxHashSet<usize>,
 }
 
 impl SeenContainers {
+    const FEW: usize = 32;
+
     /// Adds `address`; false if it was there already.
     fn insert(&mut self, address: usize) -> bool {
-        const FEW: usize = 32;
-        if self.few.contains(&address) || self.many.contains(&address) {
+        let few = &self.few[..self.count.min(Self::FEW)];
+        if few.contains(&address) || (!self.many.is_empty() && self.many.contains(&address)) {
             return false;
         }
-        if self.few.len() < FEW {
-            self.few.push(address);
+        if self.count < Self::FEW {
+            self.few[self.count] = address;
+            self.count += 1;
         } else {
             self.many.insert(address);
         }
@@ -277,11 +295,11 @@ fn to_params_with_room(
         }
         let text = key.cast::<PyString>().map_err(|_| SURROGATES)?;
         let text = text.to_str().map_err(|_| SURROGATES)?;
-        let key = match spec.and_then(|s| s.option_index(text)) {
-            Some(index) => spec.map_or_else(|| text.into(), |s| s.options[index].name.clone()),
-            None => text.into(),
+        let (key, sub) = match spec.and_then(|s| s.option_index(text).map(|i| &s.options[i])) {
+            Some(option) => (option.name.clone(), option.sub.as_deref().map(|s| &s.spec)),
+            None => (text.into(), None),
         };
-        params.insert(key, to_value_in(&value, mode, depth, seen)?);
+        params.insert(key, to_value_for(&value, mode, depth, seen, sub)?);
     }
     Ok(params)
 }
