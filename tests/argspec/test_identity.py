@@ -68,3 +68,31 @@ def test_defaults_held_when_options_not_given():
         assert observe(native) == observe(pure)
         assert _relations(native, {}, spec) == _relations(pure, {}, spec)
         assert native.validated_parameters["count"] is spec["count"]["default"]
+
+
+def test_a_setattr_given_to_the_result_class_later_is_called(monkeypatch):
+    """Results are given their attributes the generic way only while the class has no
+    __setattr__ of its own: one set on it afterwards sees every attribute, in __init__'s order."""
+    spec = {"a": {"type": "str"}, "b": {"type": "int", "default": 3}}
+    validator = arg_spec.ArgumentSpecValidator(spec)
+    for _ in range(3):
+        validator.validate({"a": "x"})
+    seen = []
+
+    def recording(self, name, value):
+        seen.append(name)
+        object.__setattr__(self, name, value)
+
+    monkeypatch.setattr(arg_spec.ValidationResult, "__setattr__", recording, raising=False)
+    before = native_count()
+    native = validator.validate({"a": "x"})
+    assert native_count() == before + 1
+    native_names = list(seen)
+    del seen[:]
+    pure = ORIGINAL_VALIDATE(arg_spec.ArgumentSpecValidator(spec), {"a": "x"})
+    assert native_names == seen and len(seen) >= 8
+    assert observe(native) == observe(pure)
+    monkeypatch.undo()
+    del seen[:]
+    validator.validate({"a": "x"})
+    assert seen == []

@@ -522,14 +522,26 @@ impl ArgspecFastPath {
         let errors = self.new_multiple(py)?;
         // The attributes in the order ValidationResult.__init__ sets them (set as it sets
         // them: the instance keeps them as any ValidationResult does).
-        result.setattr(intern!(py, "_no_log_values"), &no_log)?;
-        result.setattr(intern!(py, "_unsupported_parameters"), &unsupported)?;
-        result.setattr(intern!(py, "_supported_parameters"), &supported)?;
-        result.setattr(intern!(py, "_validated_parameters"), validated)?;
-        result.setattr(intern!(py, "_deprecations"), deprecations)?;
-        result.setattr(intern!(py, "_warnings"), warnings)?;
-        result.setattr(intern!(py, "_aliases"), aliases)?;
-        result.setattr(intern!(py, "errors"), &errors)?;
+        set_attr(&result, intern!(py, "_no_log_values"), &no_log.as_any())?;
+        set_attr(
+            &result,
+            intern!(py, "_unsupported_parameters"),
+            &unsupported.as_any(),
+        )?;
+        set_attr(
+            &result,
+            intern!(py, "_supported_parameters"),
+            &supported.as_any(),
+        )?;
+        set_attr(
+            &result,
+            intern!(py, "_validated_parameters"),
+            validated.as_any(),
+        )?;
+        set_attr(&result, intern!(py, "_deprecations"), deprecations.as_any())?;
+        set_attr(&result, intern!(py, "_warnings"), warnings.as_any())?;
+        set_attr(&result, intern!(py, "_aliases"), aliases.as_any())?;
+        set_attr(&result, intern!(py, "errors"), &errors.as_any())?;
         let errors_module = self.errors_module.bind(py);
         for (kind, message) in &out.errors {
             let cls = errors_module.getattr(kind.class_name())?;
@@ -628,7 +640,7 @@ impl ArgspecFastPath {
         if let Some(init) = &self.multiple_init {
             if multiple.getattr(intern!(py, "__init__"))?.is(init.bind(py)) {
                 let made = new_instance(multiple.cast::<PyType>()?)?;
-                made.setattr(intern!(py, "errors"), PyList::empty(py))?;
+                set_attr(&made, intern!(py, "errors"), PyList::empty(py).as_any())?;
                 return Ok(made);
             }
         }
@@ -664,6 +676,32 @@ fn quiet_registration(secrets: &Bound<'_, PyAny>) -> PyResult<Option<QuietRegist
         masker: masker.unbind(),
         method: method.unbind(),
     }))
+}
+
+/// `setattr(object, name, value)`: where the type sets attributes the generic way (its
+/// `tp_setattro` slot is `object`'s: no `__setattr__` of its own or of a base, which would
+/// fill the slot), that function called directly, as `setattr` would call it.
+fn set_attr(
+    object: &Bound<'_, PyAny>,
+    name: &Bound<'_, PyString>,
+    value: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    let generic = pyo3::ffi::PyObject_GenericSetAttr as *mut std::ffi::c_void;
+    // SAFETY: the GIL is held and the type is live; reading a slot has no side effect.
+    let slot = unsafe {
+        pyo3::ffi::PyType_GetSlot(object.get_type().as_type_ptr(), pyo3::ffi::Py_tp_setattro)
+    };
+    if slot != generic {
+        return object.setattr(name, value);
+    }
+    // SAFETY: the GIL is held; `name` is an exact str (interned, as `setattr` would leave
+    // it), `value` a live object; 0 or -1 with an exception set comes back.
+    match unsafe {
+        pyo3::ffi::PyObject_GenericSetAttr(object.as_ptr(), name.as_ptr(), value.as_ptr())
+    } {
+        0 => Ok(()),
+        _ => Err(PyErr::fetch(object.py())),
+    }
 }
 
 /// `cls.__new__(cls)`, as the type's own `tp_new` slot (a Python `__new__` included) makes it.
