@@ -522,16 +522,16 @@ impl ArgspecFastPath {
         let errors = self.new_multiple(py)?;
         // The attributes in the order ValidationResult.__init__ sets them (set as it sets
         // them: the instance keeps them as any ValidationResult does).
-        set_attr(&result, intern!(py, "_no_log_values"), &no_log.as_any())?;
+        set_attr(&result, intern!(py, "_no_log_values"), no_log.as_any())?;
         set_attr(
             &result,
             intern!(py, "_unsupported_parameters"),
-            &unsupported.as_any(),
+            unsupported.as_any(),
         )?;
         set_attr(
             &result,
             intern!(py, "_supported_parameters"),
-            &supported.as_any(),
+            supported.as_any(),
         )?;
         set_attr(
             &result,
@@ -541,7 +541,7 @@ impl ArgspecFastPath {
         set_attr(&result, intern!(py, "_deprecations"), deprecations.as_any())?;
         set_attr(&result, intern!(py, "_warnings"), warnings.as_any())?;
         set_attr(&result, intern!(py, "_aliases"), aliases.as_any())?;
-        set_attr(&result, intern!(py, "errors"), &errors.as_any())?;
+        set_attr(&result, intern!(py, "errors"), errors.as_any())?;
         let errors_module = self.errors_module.bind(py);
         for (kind, message) in &out.errors {
             let cls = errors_module.getattr(kind.class_name())?;
