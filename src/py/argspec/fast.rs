@@ -376,7 +376,7 @@ impl ArgspecFastPath {
                 (Ran::Done(_), true) => dict.clone(),
                 _ => {
                     let given = dict.copy()?;
-                    for (name, value) in added {
+                    for (name, value) in &added {
                         given.set_item(name, value)?;
                     }
                     given
@@ -417,7 +417,14 @@ impl ArgspecFastPath {
             // Whether a fallback added a dict or list: only one of those can be shared (the
             // caller's parameters were found sharing none).
             let mut added_container = false;
-            for (key, value) in given.iter().skip(kept) {
+            // After the native loop, what follows the caller's keys is what it added, in
+            // order (it adds only options not given): read from its list rather than by
+            // walking past the caller's entries.
+            let after_kept: Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)> = match kept {
+                0 => given.iter().collect(),
+                _ => added.into_iter().map(|(k, v)| (k.into_any(), v)).collect(),
+            };
+            for (key, value) in after_kept {
                 if kept == 0 && dict.contains(&key)? {
                     continue;
                 }
