@@ -19,12 +19,43 @@ fn one(term: &String, params: &Params) -> usize {
     count_terms(std::slice::from_ref(term), params)
 }
 
+/// `check_mutually_exclusive` by lookups alone: what `mutually_exclusive_given` is tested
+/// against.
+#[cfg(test)]
 pub fn mutually_exclusive(groups: &[Vec<String>], params: &Params) -> Option<String> {
     let failing: Vec<String> = groups
         .iter()
         .filter(|g| count_terms(g, params) > 1)
         .map(|g| g.join("|"))
         .collect();
+    (!failing.is_empty())
+        .then(|| format!("parameters are mutually exclusive: {}", failing.join(", ")))
+}
+
+/// `mutually_exclusive` where the options given are known: `given[i]` for a term naming
+/// option `i` (`at`), a lookup in `params` for any other term.
+pub fn mutually_exclusive_given(
+    groups: &[Vec<String>],
+    at: &[Vec<Option<usize>>],
+    given: &[Option<usize>],
+    params: &Params,
+) -> Option<String> {
+    let present = |term: &String, index: &Option<usize>| match index {
+        Some(i) => given.get(*i).is_some_and(Option::is_some),
+        None => params.contains_key(term.as_str()),
+    };
+    let mut failing: Vec<String> = Vec::new();
+    for (group, indexes) in groups.iter().zip(at) {
+        // Terms counted with repeats first: at most one present is the usual answer.
+        let found = group
+            .iter()
+            .zip(indexes)
+            .filter(|(t, i)| present(t, i))
+            .count();
+        if found > 1 && count_terms(group, params) > 1 {
+            failing.push(group.join("|"));
+        }
+    }
     (!failing.is_empty())
         .then(|| format!("parameters are mutually exclusive: {}", failing.join(", ")))
 }
@@ -137,6 +168,43 @@ mod tests {
             Some("parameters are required together: a, c")
         );
         assert_eq!(mutually_exclusive(&groups(&[&["a", "a"]]), &p), None);
+    }
+
+    #[test]
+    fn mutually_exclusive_with_known_options_agrees_with_lookups() {
+        // Options a, b, c (indexes 0..3); terms also name an alias "x" and repeat names.
+        let options = ["a", "b", "c"];
+        let all_groups = groups(&[
+            &["a", "b"],
+            &["a", "a"],
+            &["a", "x"],
+            &["x", "y"],
+            &["c", "b", "a"],
+            &["b", "b", "c"],
+            &["y"],
+        ]);
+        let at: Vec<Vec<Option<usize>>> = all_groups
+            .iter()
+            .map(|g| {
+                g.iter()
+                    .map(|t| options.iter().position(|o| o == t))
+                    .collect()
+            })
+            .collect();
+        let keys = ["a", "b", "c", "x", "y", "z"];
+        for mask in 0u32..(1 << keys.len()) {
+            let present: Vec<&str> = (0..keys.len())
+                .filter(|i| mask & (1 << i) != 0)
+                .map(|i| keys[i])
+                .collect();
+            let p = params(&present);
+            let given: Vec<Option<usize>> = options.iter().map(|o| p.get_index_of(*o)).collect();
+            assert_eq!(
+                mutually_exclusive_given(&all_groups, &at, &given, &p),
+                mutually_exclusive(&all_groups, &p),
+                "{present:?}"
+            );
+        }
     }
 
     #[test]

@@ -154,12 +154,16 @@ pub struct CompiledSpec {
     /// alias -> index of its option, in spec order (ansible-core's `_aliases`).
     pub aliases: Vec<(String, usize)>,
     pub mutually_exclusive: Vec<Vec<String>>,
+    /// Each `mutually_exclusive` term's option index, where the term names an option.
+    pub mutually_exclusive_at: Vec<Vec<Option<usize>>>,
     pub required_together: Vec<Vec<String>>,
     pub required_one_of: Vec<Vec<String>>,
     pub required_if: Vec<RequiredIf>,
     pub required_by: Vec<(String, Vec<String>)>,
     /// option name -> index, for lookups per parameter.
     index: FxHashMap<String, usize>,
+    /// Every alias name (of `aliases`), for lookups per parameter.
+    alias_names: rustc_hash::FxHashSet<String>,
     pub callable_names: Vec<String>,
     /// The glue's number for this sub-spec's Python dict (see `SpecInput::source`).
     pub source: Option<usize>,
@@ -244,7 +248,7 @@ impl CompiledSpec {
             return Err(Unhandled("spec: fallback inside options"));
         }
         let aliases = alias_table(&options)?;
-        let index = options
+        let index: FxHashMap<String, usize> = options
             .iter()
             .enumerate()
             .map(|(i, o)| (o.name.to_string(), i))
@@ -254,12 +258,20 @@ impl CompiledSpec {
         let has_removals = options
             .iter()
             .any(|o| o.removal.is_some() || o.sub.as_ref().is_some_and(|s| s.spec.has_removals));
+        let alias_names = aliases.iter().map(|(a, _)| a.clone()).collect();
+        let mutually_exclusive = term_groups(mutually_exclusive)?;
+        let mutually_exclusive_at = mutually_exclusive
+            .iter()
+            .map(|group| group.iter().map(|t| index.get(t).copied()).collect())
+            .collect();
         Ok(CompiledSpec {
             index,
+            alias_names,
+            mutually_exclusive_at,
             callable_names: callable_names.to_vec(),
             source: input.source,
             aliases,
-            mutually_exclusive: term_groups(mutually_exclusive)?,
+            mutually_exclusive,
             required_together: term_groups(required_together)?,
             required_one_of: term_groups(required_one_of)?,
             required_if: required_if(required_if_)?,
@@ -294,7 +306,12 @@ impl CompiledSpec {
 
     /// Whether `name` is an option or an alias (ansible-core's legal inputs).
     pub fn is_legal(&self, name: &str) -> bool {
-        self.index.contains_key(name) || self.aliases.iter().any(|(a, _)| a == name)
+        self.index.contains_key(name) || self.alias_names.contains(name)
+    }
+
+    /// Whether `name` is an alias of some option.
+    pub fn is_alias(&self, name: &str) -> bool {
+        self.alias_names.contains(name)
     }
 }
 

@@ -131,13 +131,20 @@ impl CompiledSpec {
                     .collect::<Result<_, _>>()?,
                 _ => return Err(NOT_A_DICT),
             };
+            // The prefix only shows in the messages of aliases and of deeper sub-options:
+            // not made for a sub-spec with neither.
+            let named = !sub.spec.aliases.is_empty()
+                || sub
+                    .spec
+                    .options
+                    .iter()
+                    .any(|o| o.sub.is_some() || !o.deprecated_aliases.is_empty());
             for (index, dict) in dicts.into_iter().enumerate() {
-                let at = if listed {
-                    format!("[{index}]")
-                } else {
-                    String::new()
+                let new_prefix = match (named, listed) {
+                    (false, _) => String::new(),
+                    (true, true) => format!("{prefix}{}[{index}].", option.name),
+                    (true, false) => format!("{prefix}{}.", option.name),
                 };
-                let new_prefix = format!("{prefix}{}{at}.", option.name);
                 if let (Some(source), true) = (sub.spec.source, sub.spec.has_fallbacks()) {
                     let (added, secrets) = cx.delegate.fallbacks(source, dict)?;
                     dict.extend(added.into_iter().map(|(k, v)| (k.into(), v)));

@@ -227,13 +227,19 @@ impl CompiledSpec {
         out: &mut Outcome,
         leave_none_tail: bool,
     ) -> Result<Vec<Option<usize>>, Unhandled> {
-        let exclusive = checks::mutually_exclusive(&self.mutually_exclusive, params);
+        // Each option's position in `params`, looked up once: nothing is removed from the
+        // dict here, and what is added goes at the end, so positions stay valid.
+        let given = self.given_slots(params);
+        let exclusive = checks::mutually_exclusive_given(
+            &self.mutually_exclusive,
+            &self.mutually_exclusive_at,
+            &given,
+            params,
+        );
         out.check(ErrorKind::MutuallyExclusive, exclusive, context);
         // Every option ends up in the dict (its value or default): room for all at once.
         params.reserve(self.options.len().saturating_sub(params.len()));
-        // Each option's position in `params`, looked up once: nothing is removed from the
-        // dict here, and what is added goes at the end, so positions stay valid.
-        let mut slots = self.set_defaults(params, out, cx)?;
+        let mut slots = self.set_defaults(params, out, cx, given)?;
         let missing = checks::required_arguments(
             self.options
                 .iter()
@@ -331,6 +337,11 @@ impl CompiledSpec {
     ) -> (Vec<(String, String)>, Vec<SharedAlias>) {
         let mut both = Vec::new();
         let mut shared = Vec::new();
+        // No key an alias (the usual call): nothing to copy, asked once per key rather than
+        // once per alias.
+        if self.aliases.is_empty() || !params.keys().any(|k| self.is_alias(k)) {
+            return (both, shared);
+        }
         for (index, option) in self.options.iter().enumerate() {
             let mut last = None;
             for alias in &option.aliases {
@@ -401,21 +412,27 @@ impl CompiledSpec {
 
     /// The first pass of defaults (options not given with a default other than None); the
     /// position of every option in `params` afterwards.
-    fn set_defaults(
-        &self,
-        params: &mut Params,
-        out: &mut Outcome,
-        cx: &Context<'_>,
-    ) -> Result<Vec<Option<usize>>, Unhandled> {
-        // Where each option is: the parameters' keys looked up (fewer than the options, as a
-        // rule), rather than every option's name in the parameters.  A default only adds its
-        // own option's key, so finding the others first gives the same positions.
+    /// Where each option is in `params` (by option index): the parameters' keys looked up
+    /// (fewer than the options, as a rule), rather than every option's name in the parameters.
+    fn given_slots(&self, params: &Params) -> Vec<Option<usize>> {
         let mut slots = vec![None; self.options.len()];
         for (position, key) in params.keys().enumerate() {
             if let Some(slot) = self.option_index(key).and_then(|i| slots.get_mut(i)) {
                 *slot = Some(position);
             }
         }
+        slots
+    }
+
+    /// `slots`: where each option given is (`given_slots`).  A default only adds its own
+    /// option's key, so the positions of the others stay as found.
+    fn set_defaults(
+        &self,
+        params: &mut Params,
+        out: &mut Outcome,
+        cx: &Context<'_>,
+        mut slots: Vec<Option<usize>>,
+    ) -> Result<Vec<Option<usize>>, Unhandled> {
         for (option, slot) in self.options.iter().zip(&mut slots) {
             if slot.is_none() && !matches!(option.default, Value::None) {
                 *slot = Some(self.set_default(option, params, out, cx)?);

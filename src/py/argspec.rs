@@ -14,6 +14,7 @@ use crate::argspec::{
 
 mod fallbacks;
 mod fast;
+mod module_attrs;
 mod reuse;
 mod snapshot;
 mod template;
@@ -107,6 +108,32 @@ fn take_saw_tagged() -> bool {
 }
 
 fn to_value(obj: &Bound<'_, PyAny>, mode: Mode, depth: usize) -> Result<Value, Unhandled> {
+    to_value_in(obj, mode, depth, &mut None)
+}
+
+const SHARED: Unhandled = Unhandled("value: container shared between parameters");
+
+/// `to_value`; with `seen`, every dict and list met is noted there, and one met twice is
+/// refused (what `shares_containers` finds, found in the same walk).
+fn to_value_in(
+    obj: &Bound<'_, PyAny>,
+    mode: Mode,
+    depth: usize,
+    seen: &mut Option<SeenContainers>,
+) -> Result<Value, Unhandled> {
+    to_value_for(obj, mode, depth, seen, None)
+}
+
+/// `to_value_in` for the value of an option with sub-options `sub`: a dict (or each dict of a
+/// list) is made with room for every sub-option (validation adds the ones not given) and
+/// keys naming one share its name.  The value is the same either way.
+fn to_value_for(
+    obj: &Bound<'_, PyAny>,
+    mode: Mode,
+    depth: usize,
+    seen: &mut Option<SeenContainers>,
+    sub: Option<&CompiledSpec>,
+) -> Result<Value, Unhandled> {
     const NOT_PLAIN: Unhandled = Unhandled("value: not plain builtin data");
     if depth > MAX_DEPTH {
         return Err(Unhandled("value: nested too deeply"));
@@ -146,45 +173,63 @@ fn to_value(obj: &Bound<'_, PyAny>, mode: Mode, depth: usize) -> Result<Value, U
             .map(Value::Float)
             .map_err(|_| NOT_PLAIN),
         Base::List => {
+            if let Some(seen) = seen {
+                if !seen.insert(obj.as_ptr() as usize) {
+                    return Err(SHARED);
+                }
+            }
             if let Ok(list) = obj.cast_exact::<PyList>() {
                 let mut items = Vec::with_capacity(list.len());
                 for item in list.iter() {
-                    items.push(to_value(&item, mode, depth + 1)?);
+                    items.push(to_value_for(&item, mode, depth + 1, seen, sub)?);
                 }
                 return Ok(Value::List(items));
             }
             let mut items = Vec::new();
             for item in obj.try_iter().map_err(|_| NOT_PLAIN)? {
-                items.push(to_value(&item.map_err(|_| NOT_PLAIN)?, mode, depth + 1)?);
+                items.push(to_value_for(
+                    &item.map_err(|_| NOT_PLAIN)?,
+                    mode,
+                    depth + 1,
+                    seen,
+                    sub,
+                )?);
             }
             Ok(Value::List(items))
         }
-        Base::Dict => to_params(
+        Base::Dict => to_params_with_room(
             obj.cast::<PyDict>().map_err(|_| NOT_PLAIN)?,
             mode,
             depth + 1,
+            sub.map_or(0, |s| s.options.len()),
+            sub,
+            seen,
         )
         .map(Value::Dict),
     }
 }
 
-/// The containers met so far: a short list searched in order (parameters hold a few), a hash
-/// set past that.
+/// The containers met so far: a short array searched in order (parameters hold a few; no
+/// allocation), a hash set past that.
 #[derive(Default)]
 struct SeenContainers {
-    few: Vec<usize>,
+    few: [usize; SeenContainers::FEW],
+    count: usize,
     many: rustc_hash::FxHashSet<usize>,
 }
 
 impl SeenContainers {
+    const FEW: usize = 32;
+
     /// Adds `address`; false if it was there already.
     fn insert(&mut self, address: usize) -> bool {
-        const FEW: usize = 32;
-        if self.few.contains(&address) || self.many.contains(&address) {
+        let few = &self.few[..self.count.min(Self::FEW)];
+        if few.contains(&address) || (!self.many.is_empty() && self.many.contains(&address)) {
             return false;
         }
-        if self.few.len() < FEW {
-            self.few.push(address);
+        if self.count < Self::FEW {
+            self.few[self.count] = address;
+            self.count += 1;
         } else {
             self.many.insert(address);
         }
@@ -227,10 +272,6 @@ fn shares_containers(obj: &Bound<'_, PyAny>, seen: &mut SeenContainers, depth: u
     }
 }
 
-fn to_params(dict: &Bound<'_, PyDict>, mode: Mode, depth: usize) -> Result<Params, Unhandled> {
-    to_params_with_room(dict, mode, depth, 0, None)
-}
-
 /// `to_params` with room for `room` entries in all (validation adds every option); keys that
 /// name an option of `spec` share its name rather than being copied.
 fn to_params_with_room(
@@ -239,8 +280,14 @@ fn to_params_with_room(
     depth: usize,
     room: usize,
     spec: Option<&CompiledSpec>,
+    seen: &mut Option<SeenContainers>,
 ) -> Result<Params, Unhandled> {
     const SURROGATES: Unhandled = Unhandled("value: str with surrogates");
+    if let Some(seen) = seen {
+        if !seen.insert(dict.as_ptr() as usize) {
+            return Err(SHARED);
+        }
+    }
     let mut params = Params::with_capacity_and_hasher(dict.len().max(room), Default::default());
     for (key, value) in dict.iter() {
         if !is_exact_or_tagged(&key, Base::Str) {
@@ -248,11 +295,11 @@ fn to_params_with_room(
         }
         let text = key.cast::<PyString>().map_err(|_| SURROGATES)?;
         let text = text.to_str().map_err(|_| SURROGATES)?;
-        let key = match spec.and_then(|s| s.option_index(text)) {
-            Some(index) => spec.map_or_else(|| text.into(), |s| s.options[index].name.clone()),
-            None => text.into(),
+        let (key, sub) = match spec.and_then(|s| s.option_index(text).map(|i| &s.options[i])) {
+            Some(option) => (option.name.clone(), option.sub.as_deref().map(|s| &s.spec)),
+            None => (text.into(), None),
         };
-        params.insert(key, to_value(&value, mode, depth)?);
+        params.insert(key, to_value_for(&value, mode, depth, seen, sub)?);
     }
     Ok(params)
 }
@@ -756,11 +803,11 @@ impl CompiledArgSpec {
 
     /// The caller's parameter dict as the core's input.
     fn prepare(&self, dict: &Bound<'_, PyDict>) -> Result<Params, Unhandled> {
-        if self.spec.has_sub_options()
-            && shares_containers(dict.as_any(), &mut Default::default(), 0)
-        {
-            return Err(Unhandled("value: container shared between parameters"));
-        }
+        // With sub-options, a dict or list given twice is refused (found while converting).
+        let mut seen = match self.spec.has_sub_options() {
+            true => Some(SeenContainers::default()),
+            false => None,
+        };
         // Room for every option: validation adds the ones not given.
         to_params_with_room(
             dict,
@@ -768,6 +815,7 @@ impl CompiledArgSpec {
             1,
             self.spec.options.len(),
             Some(&self.spec),
+            &mut seen,
         )
     }
 

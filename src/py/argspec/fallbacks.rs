@@ -39,6 +39,8 @@ pub(super) struct FallbackContext {
     /// pure function of the name (the os module's encoder), asked once per name rather than
     /// on every validation; another function in its place starts the table again.
     pub(super) encoded_names: Mutex<Option<EncodedNames>>,
+    /// `os.environ`, kept while the os module is unchanged.
+    pub(super) environ_attr: super::module_attrs::ModuleAttr,
 }
 
 pub(super) struct EncodedNames {
@@ -342,7 +344,9 @@ struct Environ<'py> {
 impl<'py> Environ<'py> {
     /// `None` when `os.environ` is not the usual mapping (the strategy is then called).
     fn current(cx: &FallbackContext, py: Python<'py>) -> PyResult<Option<Environ<'py>>> {
-        let environ = cx.os_module.bind(py).getattr(intern!(py, "environ"))?;
+        let environ = cx
+            .environ_attr
+            .get(cx.os_module.bind(py), intern!(py, "environ"))?;
         if !environ.get_type().is(cx.environ_type.bind(py)) {
             return Ok(None);
         }

@@ -21,6 +21,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PySet, PyString, PyTuple, PyType};
 
 use super::fallbacks::{self, FallbackContext, Ran};
+use super::module_attrs::ModuleAttr;
 use super::snapshot::Snapshot;
 use super::{
     compile_sources, deprecations_to_python, guard, shares_containers, take_saw_tagged, to_value,
@@ -62,6 +63,9 @@ fn source_names(py: Python<'_>) -> [&Bound<'_, PyString>; 6] {
     ]
 }
 
+/// A validator's compiled spec and its `argument_spec` object, or why it is not compiled.
+type Found<'py> = Result<(Py<CompiledArgSpec>, Bound<'py, PyAny>), &'static str>;
+
 struct Entry {
     snapshot: Snapshot,
     compiled: Result<Py<CompiledArgSpec>, &'static str>,
@@ -100,6 +104,11 @@ pub(super) struct ArgspecFastPath {
     /// The `arg_spec.set_fallbacks` whose work the native loop may do (the accelerator's
     /// replay wrapper around ansible-core's own): any other is called.
     trusted_set_fallbacks: Mutex<Option<Py<PyAny>>>,
+    /// Module attributes read on every call, kept while their module is unchanged.
+    attr_validators: ModuleAttr,
+    attr_set_fallbacks: ModuleAttr,
+    attr_secret_masker: ModuleAttr,
+    attr_register_secrets: ModuleAttr,
 }
 
 #[pymethods]
@@ -136,6 +145,7 @@ impl ArgspecFastPath {
             environ_type: os_module.getattr("_Environ")?.unbind(),
             os_module: os_module.into_any().unbind(),
             encoded_names: Default::default(),
+            environ_attr: Default::default(),
         };
         let multiple_init = plain_multiple(multiple.bind(py), errors_module.bind(py))?;
         let plain_errors = plain_errors(multiple.bind(py), errors_module.bind(py))
@@ -164,6 +174,10 @@ impl ArgspecFastPath {
             cache: Mutex::new(Default::default()),
             fallbacks,
             trusted_set_fallbacks: Mutex::new(None),
+            attr_validators: Default::default(),
+            attr_set_fallbacks: Default::default(),
+            attr_secret_masker: Default::default(),
+            attr_register_secrets: Default::default(),
         })
     }
 
@@ -210,6 +224,13 @@ impl ArgspecFastPath {
         &self,
         validator: &Bound<'_, PyAny>,
     ) -> PyResult<Result<Py<CompiledArgSpec>, &'static str>> {
+        Ok(self
+            .lookup_with_spec(validator)?
+            .map(|(compiled, _)| compiled))
+    }
+
+    /// `lookup`, and the validator's `argument_spec` as read for it.
+    fn lookup_with_spec<'py>(&self, validator: &Bound<'py, PyAny>) -> PyResult<Found<'py>> {
         let py = validator.py();
         // Arrays, not vectors: this runs on every call.
         let mut slots: [Option<Bound<'_, PyAny>>; 6] = Default::default();
@@ -238,7 +259,7 @@ impl ArgspecFastPath {
                     return Ok(entry
                         .compiled
                         .as_ref()
-                        .map(|c| c.clone_ref(py))
+                        .map(|c| (c.clone_ref(py), found[0].clone()))
                         .map_err(|r| *r));
                 }
             }
@@ -256,7 +277,10 @@ impl ArgspecFastPath {
             Ok(compiled) => Ok(Py::new(py, compiled)?),
             Err(Unhandled(reason)) => Err(reason),
         };
-        let answer = compiled.as_ref().map(|c| c.clone_ref(py)).map_err(|r| *r);
+        let answer = compiled
+            .as_ref()
+            .map(|c| (c.clone_ref(py), found[0].clone()))
+            .map_err(|r| *r);
         // Entries leaving the cache are dropped after the lock is released: dropping Python
         // objects can run Python code, which may hand the GIL to a thread waiting for this lock.
         let (_evicted, _replaced) = {
@@ -279,10 +303,10 @@ impl ArgspecFastPath {
     /// compiled specs convert for (compared only when its version tag moved since the last
     /// time it was found the same).
     fn validators_unchanged(&self, py: Python<'_>) -> PyResult<bool> {
-        let now = self
-            .parameters_module
-            .bind(py)
-            .getattr(intern!(py, "DEFAULT_TYPE_VALIDATORS"))?;
+        let now = self.attr_validators.get(
+            self.parameters_module.bind(py),
+            intern!(py, "DEFAULT_TYPE_VALIDATORS"),
+        )?;
         if !now.is(self.validators_seen.bind(py)) {
             return Ok(false);
         }
@@ -313,8 +337,8 @@ impl ArgspecFastPath {
         if !self.direct || !self.validators_unchanged(py)? {
             return none();
         }
-        let compiled = match self.lookup(validator)? {
-            Ok(compiled) => compiled.into_bound(py),
+        let (compiled, argument_spec) = match self.lookup_with_spec(validator)? {
+            Ok((compiled, spec)) => (compiled.into_bound(py), spec),
             Err(_) => return none(),
         };
         let compiled = compiled.get();
@@ -330,11 +354,11 @@ impl ArgspecFastPath {
         // only when a fallback set something: else the caller's dict is read in its place).
         let mut ran = None;
         if compiled.spec.has_fallbacks() {
-            let spec = validator.getattr(intern!(py, "argument_spec"))?;
+            // The validator's spec as `lookup` read it (no Python code ran since).
+            let spec = argument_spec;
             let set_fallbacks = self
-                .arg_spec_module
-                .bind(py)
-                .getattr(intern!(py, "set_fallbacks"))?;
+                .attr_set_fallbacks
+                .get(self.arg_spec_module.bind(py), intern!(py, "set_fallbacks"))?;
             let trusted = self
                 .trusted_set_fallbacks
                 .lock()
@@ -352,7 +376,7 @@ impl ArgspecFastPath {
                 (Ran::Done(_), true) => dict.clone(),
                 _ => {
                     let given = dict.copy()?;
-                    for (name, value) in added {
+                    for (name, value) in &added {
                         given.set_item(name, value)?;
                     }
                     given
@@ -393,7 +417,14 @@ impl ArgspecFastPath {
             // Whether a fallback added a dict or list: only one of those can be shared (the
             // caller's parameters were found sharing none).
             let mut added_container = false;
-            for (key, value) in given.iter().skip(kept) {
+            // After the native loop, what follows the caller's keys is what it added, in
+            // order (it adds only options not given): read from its list rather than by
+            // walking past the caller's entries.
+            let after_kept: Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)> = match kept {
+                0 => given.iter().collect(),
+                _ => added.into_iter().map(|(k, v)| (k.into_any(), v)).collect(),
+            };
+            for (key, value) in after_kept {
                 if kept == 0 && dict.contains(&key)? {
                     continue;
                 }
@@ -498,14 +529,26 @@ impl ArgspecFastPath {
         let errors = self.new_multiple(py)?;
         // The attributes in the order ValidationResult.__init__ sets them (set as it sets
         // them: the instance keeps them as any ValidationResult does).
-        result.setattr(intern!(py, "_no_log_values"), &no_log)?;
-        result.setattr(intern!(py, "_unsupported_parameters"), &unsupported)?;
-        result.setattr(intern!(py, "_supported_parameters"), &supported)?;
-        result.setattr(intern!(py, "_validated_parameters"), validated)?;
-        result.setattr(intern!(py, "_deprecations"), deprecations)?;
-        result.setattr(intern!(py, "_warnings"), warnings)?;
-        result.setattr(intern!(py, "_aliases"), aliases)?;
-        result.setattr(intern!(py, "errors"), &errors)?;
+        set_attr(&result, intern!(py, "_no_log_values"), no_log.as_any())?;
+        set_attr(
+            &result,
+            intern!(py, "_unsupported_parameters"),
+            unsupported.as_any(),
+        )?;
+        set_attr(
+            &result,
+            intern!(py, "_supported_parameters"),
+            supported.as_any(),
+        )?;
+        set_attr(
+            &result,
+            intern!(py, "_validated_parameters"),
+            validated.as_any(),
+        )?;
+        set_attr(&result, intern!(py, "_deprecations"), deprecations.as_any())?;
+        set_attr(&result, intern!(py, "_warnings"), warnings.as_any())?;
+        set_attr(&result, intern!(py, "_aliases"), aliases.as_any())?;
+        set_attr(&result, intern!(py, "errors"), errors.as_any())?;
         let errors_module = self.errors_module.bind(py);
         for (kind, message) in &out.errors {
             let cls = errors_module.getattr(kind.class_name())?;
@@ -584,9 +627,12 @@ impl ArgspecFastPath {
         let Some(quiet) = &self.quiet_registration else {
             return Ok(false);
         };
-        let masker = secrets.getattr(intern!(py, "_secret_masker"))?;
-        Ok(secrets
-            .getattr(intern!(py, "register_secrets"))?
+        let masker = self
+            .attr_secret_masker
+            .get(secrets, intern!(py, "_secret_masker"))?;
+        Ok(self
+            .attr_register_secrets
+            .get(secrets, intern!(py, "register_secrets"))?
             .is(quiet.register.bind(py))
             && masker.is(quiet.masker.bind(py))
             && masker
@@ -601,7 +647,7 @@ impl ArgspecFastPath {
         if let Some(init) = &self.multiple_init {
             if multiple.getattr(intern!(py, "__init__"))?.is(init.bind(py)) {
                 let made = new_instance(multiple.cast::<PyType>()?)?;
-                made.setattr(intern!(py, "errors"), PyList::empty(py))?;
+                set_attr(&made, intern!(py, "errors"), PyList::empty(py).as_any())?;
                 return Ok(made);
             }
         }
@@ -637,6 +683,32 @@ fn quiet_registration(secrets: &Bound<'_, PyAny>) -> PyResult<Option<QuietRegist
         masker: masker.unbind(),
         method: method.unbind(),
     }))
+}
+
+/// `setattr(object, name, value)`: where the type sets attributes the generic way (its
+/// `tp_setattro` slot is `object`'s: no `__setattr__` of its own or of a base, which would
+/// fill the slot), that function called directly, as `setattr` would call it.
+fn set_attr(
+    object: &Bound<'_, PyAny>,
+    name: &Bound<'_, PyString>,
+    value: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    let generic = pyo3::ffi::PyObject_GenericSetAttr as *mut std::ffi::c_void;
+    // SAFETY: the GIL is held and the type is live; reading a slot has no side effect.
+    let slot = unsafe {
+        pyo3::ffi::PyType_GetSlot(object.get_type().as_type_ptr(), pyo3::ffi::Py_tp_setattro)
+    };
+    if slot != generic {
+        return object.setattr(name, value);
+    }
+    // SAFETY: the GIL is held; `name` is an exact str (interned, as `setattr` would leave
+    // it), `value` a live object; 0 or -1 with an exception set comes back.
+    match unsafe {
+        pyo3::ffi::PyObject_GenericSetAttr(object.as_ptr(), name.as_ptr(), value.as_ptr())
+    } {
+        0 => Ok(()),
+        _ => Err(PyErr::fetch(object.py())),
+    }
 }
 
 /// `cls.__new__(cls)`, as the type's own `tp_new` slot (a Python `__new__` included) makes it.

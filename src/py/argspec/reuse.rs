@@ -72,7 +72,7 @@ pub(super) fn validated<'py>(
             continue;
         }
         let was = match (value, at_position) {
-            (Value::Bool(_) | Value::Int(_), _) => None,
+            (Value::Bool(_), _) => None,
             (_, Some((name, object))) if str_is(&name, key) => Some(object),
             _ if position < given_len => given.get_item(&key_object)?,
             _ => None,
@@ -97,17 +97,52 @@ pub(super) fn validated<'py>(
     let Some(shape) = shape else {
         return keyed(py, compiled, entries, out);
     };
-    if let Some(dict) = compiled.template.copy_for(py, &shape)? {
-        for (key, object) in entries {
-            if let Some(object) = object {
-                dict.set_item(key, object)?;
+    if let Some((dict, template)) = compiled.template.copy_for(py, &shape)? {
+        // The template holds None, or an object every result of its shape may hold there
+        // (see `lasting`): set only what differs.
+        let none = py.None().into_bound(py);
+        for (position, (key, object)) in entries.into_iter().enumerate() {
+            let held = template.held(position);
+            match (object, held) {
+                (Some(object), Some(held)) if object.is(held.bind(py)) => {}
+                (Some(object), _) => dict.set_item(key, object)?,
+                (None, Some(_)) => dict.set_item(key, &none)?,
+                (None, None) => {}
             }
         }
         return Ok(dict);
     }
+    let lasting: Vec<Option<Py<PyAny>>> = entries
+        .iter()
+        .zip(&shape)
+        .map(|((_, object), &index)| lasting(py, compiled, index as usize, object.as_ref()))
+        .collect();
     let dict = keyed(py, compiled, entries, out)?;
-    compiled.template.record(py, shape, &compiled.names)?;
+    compiled
+        .template
+        .record(py, shape, &compiled.names, lasting)?;
     Ok(dict)
+}
+
+/// `object` (the value of option `index` in a result) if every result may hold that very
+/// object there whenever the core finds the same value: True and False, and the spec's own
+/// default object of an immutable builtin type (what ansible-core puts in for an option not
+/// given).  Never a container: each result has its own.
+fn lasting(
+    py: Python<'_>,
+    compiled: &CompiledArgSpec,
+    index: usize,
+    object: Option<&Bound<'_, PyAny>>,
+) -> Option<Py<PyAny>> {
+    let object = object?;
+    if object.is_exact_instance_of::<pyo3::types::PyBool>() {
+        return Some(object.clone().unbind());
+    }
+    let default = compiled.defaults.get(index)?.as_ref()?.bind(py);
+    let immutable = default.is_exact_instance_of::<PyString>()
+        || default.is_exact_instance_of::<pyo3::types::PyInt>()
+        || default.is_exact_instance_of::<PyFloat>();
+    (immutable && object.is(default)).then(|| object.clone().unbind())
 }
 
 /// Whether option `index` has its key object (the spec's own name) to make a template with.
@@ -263,11 +298,11 @@ fn reused<'py>(
     key: &Bound<'py, PyString>,
     value: &Value,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
-    if matches!(value, Value::None | Value::Bool(_) | Value::Int(_)) {
-        return Ok(None); // singletons or cheap to make: nothing to keep
+    if matches!(value, Value::None | Value::Bool(_)) {
+        return Ok(None); // singletons: nothing to keep
     }
     if let Some(object) = was {
-        // A given str or float that the checks left as it was.
+        // A given str, int or float that the checks left as it was.
         return Ok(same_scalar(object, value).then(|| object.clone()));
     }
     let Some(index) = index else { return Ok(None) };
@@ -292,9 +327,13 @@ fn reused<'py>(
     Ok((plain && same(default, value, 0) && !given.contains(key)?).then(|| default.clone()))
 }
 
-/// An exact str or float equal to `value` (the same type: 1.0 is not 1).
+/// An exact str, int or float equal to `value` (the same type: 1.0 is not 1, True is not 1).
 fn same_scalar(object: &Bound<'_, PyAny>, value: &Value) -> bool {
     match value {
+        Value::Int(number) => {
+            object.is_exact_instance_of::<pyo3::types::PyInt>()
+                && object.extract::<i64>().is_ok_and(|o| o == *number)
+        }
         Value::Str(text) => object.is_exact_instance_of::<PyString>() && str_is(object, text),
         Value::Float(number) => object
             .cast_exact::<PyFloat>()
