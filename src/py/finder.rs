@@ -100,7 +100,27 @@ fn name_set<'py>(
 
 /// A stamp as the Python side records it: `(st_dev, st_ino, st_size, st_mtime_ns,
 /// st_ctime_ns, st_mode)` or None.
-type StampFields = Option<(u64, u64, u64, i128, i128, u32)>;
+pub(crate) type StampFields = Option<(u64, u64, u64, i128, i128, u32)>;
+
+/// The paths with their stamps as the Python side gives them.
+pub(crate) fn stamps_from_fields(
+    stamps: Vec<(PathBuf, StampFields)>,
+) -> Vec<(PathBuf, Option<Stamp>)> {
+    stamps
+        .into_iter()
+        .map(|(path, fields)| {
+            let stamp = fields.map(|(dev, ino, size, mtime_ns, ctime_ns, mode)| Stamp {
+                dev,
+                ino,
+                size,
+                mtime_ns,
+                ctime_ns,
+                mode,
+            });
+            (path, stamp)
+        })
+        .collect()
+}
 
 /// `FinderStamps([(path, stamp), ...])`: the stamps a remembered walk depended on;
 /// `unchanged()` stats every path (without the GIL) and says whether each still has its
@@ -115,22 +135,8 @@ struct FinderStamps {
 impl FinderStamps {
     #[new]
     fn new(stamps: Vec<(PathBuf, StampFields)>) -> FinderStamps {
-        let expected = stamps
-            .into_iter()
-            .map(|(path, fields)| {
-                let stamp = fields.map(|(dev, ino, size, mtime_ns, ctime_ns, mode)| Stamp {
-                    dev,
-                    ino,
-                    size,
-                    mtime_ns,
-                    ctime_ns,
-                    mode,
-                });
-                (path, stamp)
-            })
-            .collect();
         FinderStamps {
-            set: StampSet::new(expected),
+            set: StampSet::new(stamps_from_fields(stamps)),
         }
     }
 

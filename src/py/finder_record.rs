@@ -9,29 +9,14 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use crate::finder::stamps::{self, Stamp, StampSet};
-
-/// `(st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns, st_mode)`, or None.
-type StampFields = Option<(u64, u64, u64, i128, i128, u32)>;
+use super::finder::{stamps_from_fields, StampFields};
+use crate::finder::stamps::{self, StampSet};
 
 /// `finder_stamps_encode([(path, stamp), ...]) -> bytes`: the stamps as `FinderStampsFile`
 /// reads them.  A stamp that does not fit the fields raises (the record is then not left).
 #[pyfunction]
 fn finder_stamps_encode(py: Python<'_>, stamps: Vec<(PathBuf, StampFields)>) -> Bound<'_, PyBytes> {
-    let expected: Vec<(PathBuf, Option<Stamp>)> = stamps
-        .into_iter()
-        .map(|(path, fields)| {
-            let stamp = fields.map(|(dev, ino, size, mtime_ns, ctime_ns, mode)| Stamp {
-                dev,
-                ino,
-                size,
-                mtime_ns,
-                ctime_ns,
-                mode,
-            });
-            (path, stamp)
-        })
-        .collect();
+    let expected = stamps_from_fields(stamps);
     PyBytes::new(py, &stamps::encode(&expected))
 }
 

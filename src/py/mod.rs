@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 
 mod argspec;
 mod finder;
+mod finder_record;
 mod masking;
 mod nolog;
 mod payload;
@@ -17,6 +18,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     argspec::register(m)?;
     finder::register(m)?;
+    finder_record::register(m)?;
     masking::register(m)?;
     nolog::register(m)?;
     payload::register(m)?;

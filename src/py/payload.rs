@@ -14,9 +14,6 @@ use pyo3::types::{PyByteArray, PyBytes, PyString, PyTuple};
 
 #[path = "payload_block.rs"]
 mod block;
-// (the finder's closure records on disk, whose kept payload entries are `block`'s)
-#[path = "finder_record.rs"]
-mod finder_record;
 
 use block::PayloadBlock;
 
@@ -42,7 +39,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(payload_cache_clear, m)?)?;
     m.add_function(wrap_pyfunction!(payload_warm_cache, m)?)?;
     m.add_class::<PayloadZipWriter>()?;
-    finder_record::register(m)?;
     block::register(m)
 }
 

@@ -4,7 +4,6 @@ depended on changed; its answer always equals ansible-core's own at that moment.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -12,7 +11,7 @@ import time
 
 import pytest
 
-from ._fresh_walk import PRELUDE
+from ._fresh_walk import PRELUDE, ModuleUtilsWalks
 
 # One walk in a fresh interpreter: ansible-core's (ANSIBLE_ACCEL=0) or the accelerator's.
 WALK = PRELUDE + r"""
@@ -47,20 +46,13 @@ MODULE = "from ansible.module_utils.basic import AnsibleModule\nfrom ansible.mod
 
 @pytest.fixture
 def run(tmp_path):
-    local_tmp = tmp_path / "local_tmp"
-    local_tmp.mkdir(mode=0o700)
-    module_utils = tmp_path / "module_utils"
-    module_utils.mkdir()
+    walks = ModuleUtilsWalks(tmp_path, WALK)
 
     def walk(accelerated: bool, module: str = MODULE, debugger: bool = False) -> dict:
-        env = dict(os.environ, ANSIBLE_LOCAL_TEMP=str(local_tmp), ANSIBLE_MODULE_UTILS=str(module_utils),
-                   ANSIBLE_ACCEL="1" if accelerated else "0", ANSIBLE_ACCEL_FINDER_DISK="1")
-        argv = [sys.executable, "-c", WALK, module] + (["debugger"] if debugger else [])
-        out = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
-        return json.loads(out.stdout.strip().splitlines()[-1])
+        return walks(accelerated, module, *(["debugger"] if debugger else []))
 
-    walk.module_utils = module_utils
-    walk.records = local_tmp / "ansible_accel_finder_v2"
+    walk.module_utils = walks.module_utils
+    walk.records = walks.local_tmp / "ansible_accel_finder_v2"
     return walk
 
 

@@ -4,15 +4,12 @@ they were written from; the payload is always ansible-core's own at that moment.
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 import time
 
 import pytest
 
-from ._fresh_walk import PRELUDE
+from ._fresh_walk import PRELUDE, ModuleUtilsWalks
 
 WALK = PRELUDE + r"""
 import hashlib
@@ -47,20 +44,13 @@ MODULE = "from ansible.module_utils.basic import AnsibleModule\nfrom ansible.mod
 
 @pytest.fixture
 def run(tmp_path):
-    local_tmp = tmp_path / "local_tmp"
-    local_tmp.mkdir(mode=0o700)
-    module_utils = tmp_path / "module_utils"
-    module_utils.mkdir()
+    walks = ModuleUtilsWalks(tmp_path, WALK)
 
     def walk(accelerated: bool, compression: int = 8, year: int = 2024, then: str = "") -> dict:
-        env = dict(os.environ, ANSIBLE_LOCAL_TEMP=str(local_tmp), ANSIBLE_MODULE_UTILS=str(module_utils),
-                   ANSIBLE_ACCEL="1" if accelerated else "0", ANSIBLE_ACCEL_FINDER_DISK="1")
-        argv = [sys.executable, "-c", WALK, MODULE, str(compression), str(year), then]
-        out = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
-        return json.loads(out.stdout.strip().splitlines()[-1])
+        return walks(accelerated, MODULE, str(compression), str(year), then)
 
-    walk.module_utils = module_utils
-    walk.blocks = local_tmp / "ansible_accel_finder_blocks_v1"
+    walk.module_utils = walks.module_utils
+    walk.blocks = walks.local_tmp / "ansible_accel_finder_blocks_v1"
     return walk
 
 

@@ -4,13 +4,9 @@ ansible-core's own, with ansible-core's own answer (and the fallback counted).""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import time
 
-from ._fresh_walk import PRELUDE
+from ._fresh_walk import PRELUDE, ModuleUtilsWalks
 
 WALK = PRELUDE + r"""
 from ansible_accel._integrations import _finder_closure
@@ -42,20 +38,13 @@ MODULE = "from ansible.module_utils.basic import AnsibleModule\nfrom ansible.mod
 
 
 def test_a_file_gone_before_an_unread_closure_is_read_gives_ansible_cores_answer(tmp_path):
-    local_tmp = tmp_path / "local_tmp"
-    local_tmp.mkdir(mode=0o700)
-    module_utils = tmp_path / "module_utils"
-    module_utils.mkdir()
-    probe = module_utils / "accel_gone.py"
+    walks = ModuleUtilsWalks(tmp_path, WALK)
+    probe = walks.module_utils / "accel_gone.py"
     probe.write_bytes(b"x = 1\n")
     time.sleep(2.2)  # older than the "too recent to trust" window of two seconds
 
     def walk(accelerated: bool, year: int = 2024, gone: str = "") -> dict:
-        env = dict(os.environ, ANSIBLE_LOCAL_TEMP=str(local_tmp), ANSIBLE_MODULE_UTILS=str(module_utils),
-                   ANSIBLE_ACCEL="1" if accelerated else "0", ANSIBLE_ACCEL_FINDER_DISK="1")
-        out = subprocess.run([sys.executable, "-c", WALK, MODULE, str(year), gone], env=env, capture_output=True,
-                             text=True, check=True)
-        return json.loads(out.stdout.strip().splitlines()[-1])
+        return walks(accelerated, MODULE, str(year), gone)
 
     assert walk(True)["outcome"] == "answered"  # the closure recorded on disk
     kept = walk(True)  # taken from disk; the entries it wrote kept on disk
