@@ -130,7 +130,6 @@ class ArgspecFastPath:
         result_class: type,
         multiple: type,
         errors_module: object,
-        arg_spec_module: object,
         parameters_module: object,
         validators_then: dict[str, object],
         secrets: object | None,
@@ -141,7 +140,19 @@ class ArgspecFastPath:
     ) -> None: ...
     def trust_set_fallbacks(self, function: object, /) -> None: ...
     def compiled(self, validator: object, /) -> CompiledArgSpec | str: ...
-    def validate(self, validator: object, parameters: object, /) -> object: ...
+    def validate(
+        self,
+        parameters: object,
+        argument_spec: object,
+        mutually_exclusive: object,
+        required_together: object,
+        required_one_of: object,
+        required_if: object,
+        required_by: object,
+        validators: object,
+        set_fallbacks: object,
+        /,
+    ) -> object: ...
 
 class CompiledArgSpec:
     """A compiled argument spec: validates many parameter dicts."""

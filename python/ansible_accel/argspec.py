@@ -62,8 +62,7 @@ def fast_path() -> t.Any:
         register_tagged_types()
         result_class = arg_spec_module.ValidationResult
         _fast = _native.ArgspecFastPath(
-            result_class, errors_module.AnsibleValidationErrorMultiple, errors_module, arg_spec_module,
-            parameters_module, dict(parameters_module.DEFAULT_TYPE_VALIDATORS),
+            result_class, errors_module.AnsibleValidationErrorMultiple, errors_module, parameters_module, dict(parameters_module.DEFAULT_TYPE_VALIDATORS),
             getattr(arg_spec_module, "_secrets", None),  # 2.22+: validate registers no_log values
             booleans_text(), no_log_default_strings(), _direct_results(result_class, errors_module),
             _fallback_no_log_strings(parameters_module),
@@ -234,7 +233,17 @@ def make_validate(original: t.Callable, arg_spec_module: t.Any, errors_module: t
     @functools.wraps(original)
     def validate(self, parameters, *args, **kwargs):
         try:
-            done = _fast.validate(self, parameters)
+            # What the native call reads, read here: Python reads its own attributes for less.
+            spec = self.argument_spec
+            exclusive, together, one_of = self._mutually_exclusive, self._required_together, self._required_one_of
+            required_if, required_by = self._required_if, self._required_by
+        except Exception:  # noqa: BLE001 - not the usual validator: the long way says why
+            return the_long_way(self, parameters, args, kwargs)
+        try:
+            done = _fast.validate(
+                parameters, spec, exclusive, together, one_of, required_if, required_by,
+                parameters_module.DEFAULT_TYPE_VALIDATORS, arg_spec_module.set_fallbacks,
+            )
         except Exception:  # noqa: BLE001 - an internal error: counted, and the long way answers
             _counters.fallback(PATH, "internal: native validate error")
             done = None

@@ -85,7 +85,7 @@ def test_payload_zipfile_internal_failure_hands_over_to_zipfile(monkeypatch, fai
 class _BrokenFastPath:
     """Stands in for the native ArgspecFastPath, failing as an internal error would."""
 
-    def validate(self, validator, parameters):
+    def validate(self, *args):
         raise RuntimeError("internal error in native argspec validate")
 
     def compiled(self, validator):

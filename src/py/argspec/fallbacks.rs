@@ -19,8 +19,8 @@ use super::CompiledArgSpec;
 
 /// How a native `set_fallbacks` went.
 pub(super) enum Ran<'py> {
-    /// The no_log values found (the parameters were filled in).
-    Done(Bound<'py, PySet>),
+    /// The no_log values found (the parameters were filled in); `None`: none (no set made).
+    Done(Option<Bound<'py, PySet>>),
     /// A strategy (or the set of no_log values) raised this, as `set_fallbacks` would.
     Raised(PyErr),
     /// Not for the native loop: nothing ran.
@@ -257,7 +257,7 @@ pub(super) fn set_fallbacks<'py>(
             due.push(at);
         }
     }
-    let found = PySet::empty(py)?;
+    let mut found = None;
     let mut environ = None;
     for at in due {
         let entry = &plan.entries[at];
@@ -270,7 +270,7 @@ pub(super) fn set_fallbacks<'py>(
             Err(e) => return Ok(Ran::Raised(e)),
         };
         if compiled.spec.options[entry.index].no_log {
-            if let Err(e) = add_no_log(cx, &found, &value) {
+            if let Err(e) = add_no_log(cx, &mut found, &value) {
                 return Ok(Ran::Raised(e));
             }
         }
@@ -279,15 +279,20 @@ pub(super) fn set_fallbacks<'py>(
     Ok(Ran::Done(found))
 }
 
-/// `if value.get('no_log', False) and fallback_value:` add it (2.22: its strings).
-fn add_no_log(
+/// `if value.get('no_log', False) and fallback_value:` add it (2.22: its strings) to the set
+/// `found` (made now if it is the first).
+fn add_no_log<'py>(
     cx: &FallbackContext,
-    found: &Bound<'_, PySet>,
-    value: &Bound<'_, PyAny>,
+    found: &mut Option<Bound<'py, PySet>>,
+    value: &Bound<'py, PyAny>,
 ) -> PyResult<()> {
     if !value.is_truthy()? {
         return Ok(());
     }
+    let found = match found {
+        Some(found) => found,
+        None => found.insert(PySet::empty(value.py())?),
+    };
     match &cx.datastructure_names {
         Some(names) => {
             found.call_method1(

@@ -83,7 +83,6 @@ pub(super) struct ArgspecFastPath {
     /// Errors made and appended without Python calls (see `PlainErrors`).
     plain_errors: Option<PlainErrors>,
     errors_module: Py<PyAny>,
-    arg_spec_module: Py<PyAny>,
     parameters_module: Py<PyAny>,
     /// `DEFAULT_TYPE_VALIDATORS` as it was at install, and a copy of its items then.
     validators_seen: Py<PyAny>,
@@ -105,8 +104,6 @@ pub(super) struct ArgspecFastPath {
     /// replay wrapper around ansible-core's own): any other is called.
     trusted_set_fallbacks: Mutex<Option<Py<PyAny>>>,
     /// Module attributes read on every call, kept while their module is unchanged.
-    attr_validators: ModuleAttr,
-    attr_set_fallbacks: ModuleAttr,
     attr_secret_masker: ModuleAttr,
     attr_register_secrets: ModuleAttr,
 }
@@ -115,13 +112,12 @@ pub(super) struct ArgspecFastPath {
 impl ArgspecFastPath {
     #[new]
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (result_class, multiple, errors_module, arg_spec_module, parameters_module, validators_then, secrets, booleans_text, no_log_default_strings, direct, fallback_no_log_strings))]
+    #[pyo3(signature = (result_class, multiple, errors_module, parameters_module, validators_then, secrets, booleans_text, no_log_default_strings, direct, fallback_no_log_strings))]
     fn new(
         py: Python<'_>,
         result_class: Py<PyType>,
         multiple: Py<PyAny>,
         errors_module: Py<PyAny>,
-        arg_spec_module: Py<PyAny>,
         parameters_module: Py<PyAny>,
         validators_then: Py<PyAny>,
         secrets: Option<Py<PyAny>>,
@@ -161,7 +157,6 @@ impl ArgspecFastPath {
             multiple_init,
             plain_errors,
             errors_module,
-            arg_spec_module,
             parameters_module,
             validators_seen,
             validators_then,
@@ -174,8 +169,6 @@ impl ArgspecFastPath {
             cache: Mutex::new(Default::default()),
             fallbacks,
             trusted_set_fallbacks: Mutex::new(None),
-            attr_validators: Default::default(),
-            attr_set_fallbacks: Default::default(),
             attr_secret_masker: Default::default(),
             attr_register_secrets: Default::default(),
         })
@@ -207,14 +200,34 @@ impl ArgspecFastPath {
 
     /// `validator.validate(parameters)` answered natively: a `ValidationResult`, `None` (not
     /// taken: nothing ran), or a tuple (given up after fallbacks ran; see the module text).
+    /// The caller has read the validator's spec and checks (`sources`, in `source_names`
+    /// order), `parameters.DEFAULT_TYPE_VALIDATORS` and `arg_spec.set_fallbacks` just before:
+    /// Python reads its own attributes for less than a native `getattr` costs.
+    #[pyo3(signature = (parameters, argument_spec, mutually_exclusive, required_together, required_one_of, required_if, required_by, validators, set_fallbacks, /))]
+    #[allow(clippy::too_many_arguments)]
     fn validate<'py>(
         &self,
         py: Python<'py>,
-        validator: &Bound<'py, PyAny>,
         parameters: &Bound<'py, PyAny>,
+        argument_spec: Bound<'py, PyAny>,
+        mutually_exclusive: Bound<'py, PyAny>,
+        required_together: Bound<'py, PyAny>,
+        required_one_of: Bound<'py, PyAny>,
+        required_if: Bound<'py, PyAny>,
+        required_by: Bound<'py, PyAny>,
+        validators: &Bound<'py, PyAny>,
+        set_fallbacks: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let sources = [
+            argument_spec,
+            mutually_exclusive,
+            required_together,
+            required_one_of,
+            required_if,
+            required_by,
+        ];
         guard("argspec validate", || {
-            self.validate_call(py, validator, parameters)
+            self.validate_call(py, sources, parameters, validators, set_fallbacks)
         })
     }
 }
@@ -246,7 +259,12 @@ impl ArgspecFastPath {
         let [Some(a), Some(b), Some(c), Some(d), Some(e), Some(f)] = slots else {
             return Ok(Err("spec: validator without its usual attributes"));
         };
-        let found = [a, b, c, d, e, f];
+        self.lookup_sources([a, b, c, d, e, f])
+    }
+
+    /// The compiled spec for a validator's spec and checks as read (`source_names` order).
+    fn lookup_sources<'py>(&self, found: [Bound<'py, PyAny>; 6]) -> PyResult<Found<'py>> {
+        let py = found[0].py();
         let roots: [&Bound<'_, PyAny>; 6] = std::array::from_fn(|i| &found[i]);
         let key: [usize; 6] = std::array::from_fn(|i| found[i].as_ptr() as usize);
         {
@@ -302,11 +320,8 @@ impl ArgspecFastPath {
     /// Whether `DEFAULT_TYPE_VALIDATORS` is still the dict, with the same checkers, that the
     /// compiled specs convert for (compared only when its version tag moved since the last
     /// time it was found the same).
-    fn validators_unchanged(&self, py: Python<'_>) -> PyResult<bool> {
-        let now = self.attr_validators.get(
-            self.parameters_module.bind(py),
-            intern!(py, "DEFAULT_TYPE_VALIDATORS"),
-        )?;
+    fn validators_unchanged(&self, now: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let py = now.py();
         if !now.is(self.validators_seen.bind(py)) {
             return Ok(false);
         }
@@ -327,17 +342,19 @@ impl ArgspecFastPath {
     fn validate_call<'py>(
         &self,
         py: Python<'py>,
-        validator: &Bound<'py, PyAny>,
+        sources: [Bound<'py, PyAny>; 6],
         parameters: &Bound<'py, PyAny>,
+        validators: &Bound<'py, PyAny>,
+        set_fallbacks: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let none = || Ok(py.None().into_bound(py));
         let Ok(dict) = parameters.cast_exact::<PyDict>() else {
             return none();
         };
-        if !self.direct || !self.validators_unchanged(py)? {
+        if !self.direct || !self.validators_unchanged(validators)? {
             return none();
         }
-        let (compiled, argument_spec) = match self.lookup_with_spec(validator)? {
+        let (compiled, argument_spec) = match self.lookup_sources(sources)? {
             Ok((compiled, spec)) => (compiled.into_bound(py), spec),
             Err(_) => return none(),
         };
@@ -356,15 +373,12 @@ impl ArgspecFastPath {
         if compiled.spec.has_fallbacks() {
             // The validator's spec as `lookup` read it (no Python code ran since).
             let spec = argument_spec;
-            let set_fallbacks = self
-                .attr_set_fallbacks
-                .get(self.arg_spec_module.bind(py), intern!(py, "set_fallbacks"))?;
             let trusted = self
                 .trusted_set_fallbacks
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .as_ref()
-                .is_some_and(|t| t.bind(py).is(&set_fallbacks));
+                .is_some_and(|t| t.bind(py).is(set_fallbacks));
             let mut added = Vec::new();
             let native = match spec.cast_exact::<PyDict>() {
                 Ok(spec) if trusted => {
@@ -394,10 +408,11 @@ impl ArgspecFastPath {
                 Ran::Done(_) => dict.len(),
                 _ => 0,
             };
+            // The no_log values the fallbacks found (`None`: none, no set made).
             let found = match native {
-                Ran::Done(found) => Ok(found.into_any()),
+                Ran::Done(found) => Ok(found.map(Bound::into_any)),
                 Ran::Raised(e) => Err(e),
-                Ran::NotNative => set_fallbacks.call1((&spec, &given)),
+                Ran::NotNative => set_fallbacks.call1((&spec, &given)).map(Some),
             };
             let found = match found {
                 Ok(found) => found,
@@ -410,7 +425,11 @@ impl ArgspecFastPath {
                 Err(e) => return Err(e),
             };
             let gave_up = |reason: &str| -> PyResult<Bound<'py, PyAny>> {
-                Ok((PyString::new(py, reason), handed_back(&given)?, &found)
+                Ok((
+                    PyString::new(py, reason),
+                    handed_back(&given)?,
+                    found_set(py, &found)?,
+                )
                     .into_pyobject(py)?
                     .into_any())
             };
@@ -470,7 +489,11 @@ impl ArgspecFastPath {
                     .into_any())
             }
             (Err(Unhandled(reason)), Some((given, found, handed_back))) => {
-                return Ok((PyString::new(py, reason), handed_back(&given)?, found)
+                return Ok((
+                    PyString::new(py, reason),
+                    handed_back(&given)?,
+                    found_set(py, &found)?,
+                )
                     .into_pyobject(py)?
                     .into_any())
             }
@@ -482,7 +505,7 @@ impl ArgspecFastPath {
             compiled,
             &out,
             given,
-            ran.as_ref().map(|(_, found, _)| found),
+            ran.as_ref().and_then(|(_, found, _)| found.as_ref()),
         )?;
         NATIVE_CALLS.fetch_add(1, Ordering::Relaxed);
         Ok(result)
@@ -529,26 +552,20 @@ impl ArgspecFastPath {
         let errors = self.new_multiple(py)?;
         // The attributes in the order ValidationResult.__init__ sets them (set as it sets
         // them: the instance keeps them as any ValidationResult does).
-        set_attr(&result, intern!(py, "_no_log_values"), no_log.as_any())?;
-        set_attr(
-            &result,
-            intern!(py, "_unsupported_parameters"),
-            unsupported.as_any(),
-        )?;
-        set_attr(
-            &result,
-            intern!(py, "_supported_parameters"),
-            supported.as_any(),
-        )?;
-        set_attr(
-            &result,
-            intern!(py, "_validated_parameters"),
-            validated.as_any(),
-        )?;
-        set_attr(&result, intern!(py, "_deprecations"), deprecations.as_any())?;
-        set_attr(&result, intern!(py, "_warnings"), warnings.as_any())?;
-        set_attr(&result, intern!(py, "_aliases"), aliases.as_any())?;
-        set_attr(&result, intern!(py, "errors"), errors.as_any())?;
+        let fields = [
+            (intern!(py, "_no_log_values"), no_log.as_any()),
+            (intern!(py, "_unsupported_parameters"), unsupported.as_any()),
+            (intern!(py, "_supported_parameters"), supported.as_any()),
+            (intern!(py, "_validated_parameters"), validated.as_any()),
+            (intern!(py, "_deprecations"), deprecations.as_any()),
+            (intern!(py, "_warnings"), warnings.as_any()),
+            (intern!(py, "_aliases"), aliases.as_any()),
+            (intern!(py, "errors"), &errors),
+        ];
+        let generic = sets_generically(&result);
+        for (name, value) in fields {
+            set_attr_as(&result, generic, name, value)?;
+        }
         let errors_module = self.errors_module.bind(py);
         for (kind, message) in &out.errors {
             let cls = errors_module.getattr(kind.class_name())?;
@@ -685,20 +702,47 @@ fn quiet_registration(secrets: &Bound<'_, PyAny>) -> PyResult<Option<QuietRegist
     }))
 }
 
-/// `setattr(object, name, value)`: where the type sets attributes the generic way (its
-/// `tp_setattro` slot is `object`'s: no `__setattr__` of its own or of a base, which would
-/// fill the slot), that function called directly, as `setattr` would call it.
+/// The no_log values fallbacks found, as the set ansible-core's `set_fallbacks` returns.
+fn found_set<'py>(
+    py: Python<'py>,
+    found: &Option<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    match found {
+        Some(found) => Ok(found.clone()),
+        None => Ok(PySet::empty(py)?.into_any()),
+    }
+}
+
+/// `setattr(object, name, value)`.
 fn set_attr(
     object: &Bound<'_, PyAny>,
     name: &Bound<'_, PyString>,
     value: &Bound<'_, PyAny>,
 ) -> PyResult<()> {
+    set_attr_as(object, sets_generically(object), name, value)
+}
+
+/// Whether `object`'s type sets attributes the generic way: its `tp_setattro` slot is
+/// `object`'s (no `__setattr__` of its own or of a base, which would fill the slot).  Asked
+/// once for the attributes set in a row on a new object (no Python code runs between them).
+fn sets_generically(object: &Bound<'_, PyAny>) -> bool {
     let generic = pyo3::ffi::PyObject_GenericSetAttr as *mut std::ffi::c_void;
     // SAFETY: the GIL is held and the type is live; reading a slot has no side effect.
     let slot = unsafe {
         pyo3::ffi::PyType_GetSlot(object.get_type().as_type_ptr(), pyo3::ffi::Py_tp_setattro)
     };
-    if slot != generic {
+    slot == generic
+}
+
+/// `setattr(object, name, value)`, calling the generic function directly (as `setattr` would
+/// call it) when `generic` (`sets_generically`).
+fn set_attr_as(
+    object: &Bound<'_, PyAny>,
+    generic: bool,
+    name: &Bound<'_, PyString>,
+    value: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    if !generic {
         return object.setattr(name, value);
     }
     // SAFETY: the GIL is held; `name` is an exact str (interned, as `setattr` would leave
