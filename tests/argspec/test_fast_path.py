@@ -92,21 +92,56 @@ def test_env_name_that_cannot_be_encoded_raises_as_ansible_core_does():
 
 
 def test_env_values_are_read_on_every_call(monkeypatch):
-    """The native lookup remembers how a name is encoded, never the value found."""
+    """The native lookup remembers how a name is encoded, and what the os module's decoder
+    made of a value only while the environment is unchanged: each change shows at once."""
     spec = {"a": {"fallback": (env_fallback, ["ACCEL_FB_LIVE", "ACCEL_FB_LIVE_2"])}}
     validator = arg_spec.ArgumentSpecValidator(spec)
     seen = []
-    for step in ("one", "two", None, "three"):
+    steps = ("one", "one", "two", "two", None, "three", "three", "one")
+    for at, step in enumerate(steps):
         if step is None:
             monkeypatch.delenv("ACCEL_FB_LIVE", raising=False)
-        else:
+        elif at == 0 or steps[at - 1] != step:
             monkeypatch.setenv("ACCEL_FB_LIVE", step)
         before = native_count()
         got = validator.validate({}).validated_parameters
         assert native_count() == before + 1
         assert got == ORIGINAL_VALIDATE(arg_spec.ArgumentSpecValidator(spec), {}).validated_parameters
         seen.append(got["a"])
-    assert seen == ["one", "two", None, "three"]
+    assert seen == ["one", "one", "two", "two", None, "three", "three", "one"]
+
+
+def test_replaced_environ_decodevalue_is_called(monkeypatch):
+    """A value is decoded by whatever `os.environ.decodevalue` is at the call: only what the
+    os module's own decoder made is reused, and only for the same unchanged environment."""
+    monkeypatch.setenv("ACCEL_FB_DECODED", "plain")
+    spec = {"a": {"fallback": (env_fallback, ["ACCEL_FB_DECODED"])}}
+    validator = arg_spec.ArgumentSpecValidator(spec)
+    real = os.environ.decodevalue
+    calls = []
+
+    def decoder(value):
+        calls.append(value)
+        return "decoded " + real(value)
+
+    def step(expected, decoded):
+        """One native validation (which calls the replaced decoder `decoded` times), then
+        ansible-core's own."""
+        before, calls_before = native_count(), len(calls)
+        got = validator.validate({}).validated_parameters["a"]
+        assert native_count() == before + 1
+        assert len(calls) == calls_before + decoded
+        assert got == expected == ORIGINAL_VALIDATE(arg_spec.ArgumentSpecValidator(spec), {}).validated_parameters["a"]
+
+    step("plain", 0)
+    step("plain", 0)
+    monkeypatch.setattr(os.environ, "decodevalue", decoder)
+    step("decoded plain", 1)
+    step("decoded plain", 1)
+    monkeypatch.setattr(os.environ, "decodevalue", real)
+    step("plain", 0)
+    monkeypatch.setenv("ACCEL_FB_DECODED", "changed")
+    step("changed", 0)
 
 
 def test_fallbacks_changed_in_place_on_a_reused_validator(monkeypatch):

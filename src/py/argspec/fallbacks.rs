@@ -52,6 +52,19 @@ pub(super) struct EncodedNames {
 const ENCODED_NAMES_LIMIT: usize = 1024;
 
 impl FallbackContext {
+    /// Whether `decoder` is the os module's own `decodevalue` (the `decode` function its
+    /// `_createenviron` makes: `value.decode(encoding, 'surrogateescape')`).
+    fn is_os_decoder(&self, decoder: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let py = decoder.py();
+        if !decoder.is_exact_instance_of::<pyo3::types::PyFunction>() {
+            return Ok(false);
+        }
+        Ok(decoder.getattr(intern!(py, "__module__"))?.eq("os")?
+            && decoder
+                .getattr(intern!(py, "__qualname__"))?
+                .eq("_createenviron.<locals>.decode")?)
+    }
+
     /// `os.environ.encodekey(name)` for an exact str `name`.
     fn encoded_name<'py>(
         &self,
@@ -125,10 +138,24 @@ pub(super) struct FallbackPlan {
 /// and tags are never reused) and key encoder, and by plan entry the position of the first
 /// `env_fallback` argument found in it (`Some(None)`: none; `None`: not looked for yet).  The
 /// same dict with the same tag answers the same lookups, so they are not made again; a value
-/// found is still read and decoded on every call, as `os.environ[name]` does.
+/// found is still read on every call, as `os.environ[name]` does, and decoded by
+/// `os.environ.decodevalue` unless that is the os module's own decoder and it decoded this
+/// very value before (see `decoded`).
 struct EnvMemo {
     key: (usize, u64, usize),
     found: Vec<Option<Option<usize>>>,
+    /// By plan entry: the value found, the os module's own `decodevalue` and what it made of
+    /// it.  The same unchanged data dict holds the same bytes object, and that decoder is a
+    /// pure function of it (`bytes.decode` with the file system encoding): the str it made
+    /// is equal to the one it would make again (a new object, as every str read from
+    /// `os.environ` is: no one can hold the earlier one and see it shared).
+    decoded: Vec<Option<Decoded>>,
+}
+
+struct Decoded {
+    raw: Py<PyAny>,
+    decoder: Py<PyAny>,
+    text: Py<PyAny>,
 }
 
 impl FallbackPlan {
@@ -140,16 +167,58 @@ impl FallbackPlan {
     }
 
     fn remember(&self, key: (usize, u64, usize), at: usize, found: Option<usize>) {
+        // A memo replaced is dropped after the lock is released (it holds Python objects).
+        let mut replaced = None;
         let mut memo = self.env_memo.lock().unwrap_or_else(|p| p.into_inner());
         if memo.as_ref().is_none_or(|m| m.key != key) {
-            *memo = Some(EnvMemo {
+            replaced = memo.replace(EnvMemo {
                 key,
                 found: vec![None; self.entries.len()],
+                decoded: std::iter::repeat_with(|| None)
+                    .take(self.entries.len())
+                    .collect(),
             });
         }
         if let Some(slot) = memo.as_mut().and_then(|m| m.found.get_mut(at)) {
             *slot = Some(found);
         }
+        drop(memo);
+        drop(replaced);
+    }
+
+    /// What `decoder` made of `raw` for entry `at` while the environment was `key`, if kept.
+    fn decoded<'py>(
+        &self,
+        key: (usize, u64, usize),
+        at: usize,
+        raw: &Bound<'py, PyAny>,
+        decoder: &Bound<'py, PyAny>,
+    ) -> Option<Bound<'py, PyAny>> {
+        let py = raw.py();
+        let memo = self.env_memo.lock().unwrap_or_else(|p| p.into_inner());
+        let kept = memo
+            .as_ref()
+            .filter(|m| m.key == key)?
+            .decoded
+            .get(at)?
+            .as_ref()?;
+        (kept.raw.bind(py).is(raw) && kept.decoder.bind(py).is(decoder))
+            .then(|| kept.text.bind(py).clone())
+    }
+
+    /// Keeps what the os module's own decoder made of `raw` for entry `at` (see `EnvMemo`).
+    fn keep_decoded(&self, key: (usize, u64, usize), at: usize, decoded: Decoded) {
+        let mut replaced = None;
+        let mut memo = self.env_memo.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(slot) = memo
+            .as_mut()
+            .filter(|m| m.key == key)
+            .and_then(|m| m.decoded.get_mut(at))
+        {
+            replaced = slot.replace(decoded);
+        }
+        drop(memo);
+        drop(replaced);
     }
 }
 
@@ -164,6 +233,8 @@ struct Planned {
     index: usize,
     strategy: Py<PyAny>,
     args: Py<PyTuple>,
+    /// Whether every one of `args` is an exact str (the tuple is the plan's own).
+    str_args: bool,
     kwargs: Option<Py<PyDict>>,
 }
 
@@ -214,10 +285,12 @@ fn plan(compiled: &CompiledArgSpec, spec: &Bound<'_, PyDict>) -> PyResult<Option
                 args = PyTuple::new(py, items)?;
             }
         }
+        let str_args = args.iter().all(|n| n.is_exact_instance_of::<PyString>());
         entries.push(Planned {
             index,
             strategy: strategy.clone().unbind(),
             args: args.unbind(),
+            str_args,
             kwargs,
         });
     }
@@ -228,14 +301,15 @@ fn plan(compiled: &CompiledArgSpec, spec: &Bound<'_, PyDict>) -> PyResult<Option
     }))
 }
 
-/// The native `set_fallbacks` on `parameters`, which it only reads: the values to set come
-/// back in `added` (name, value), in the order ansible-core sets them.  Setting them after the
-/// loop is the same: a strategy is given its own arguments, never the parameters.
+/// The native `set_fallbacks` on the parameters (`given`: as converted, with the same keys),
+/// which it only reads: the values to set come back in `added` (name, value), in the order
+/// ansible-core sets them.  Setting them after the loop is the same: a strategy is given its
+/// own arguments, never the parameters.
 pub(super) fn set_fallbacks<'py>(
     cx: &FallbackContext,
     compiled: &CompiledArgSpec,
     spec: &Bound<'py, PyDict>,
-    parameters: &Bound<'py, PyDict>,
+    given: &crate::argspec::Params,
     added: &mut Vec<(Bound<'py, PyString>, Bound<'py, PyAny>)>,
 ) -> PyResult<Ran<'py>> {
     let py = spec.py();
@@ -253,7 +327,7 @@ pub(super) fn set_fallbacks<'py>(
     // each parameter before its own strategy (a strategy sets only its own parameter).
     let mut due = Vec::with_capacity(plan.entries.len());
     for (at, entry) in plan.entries.iter().enumerate() {
-        if !parameters.contains(compiled.names[entry.index].bind(py))? {
+        if !given.contains_key(&*compiled.spec.options[entry.index].name) {
             due.push(at);
         }
     }
@@ -380,7 +454,7 @@ fn env_lookup<'py>(
     args: &Bound<'py, PyTuple>,
 ) -> PyResult<Option<Option<Bound<'py, PyAny>>>> {
     let py = args.py();
-    if !args.iter().all(|n| n.is_exact_instance_of::<PyString>()) {
+    if !plan.entries[at].str_args {
         return Ok(None);
     }
     if plan.encoded.get().is_none() {
@@ -403,12 +477,13 @@ fn env_lookup<'py>(
             by_entry: all,
         });
     }
+    let count = args.len();
     let kept = plan
         .encoded
         .get()
         .filter(|kept| kept.encodekey.bind(py).is(&env.encodekey))
         .and_then(|kept| kept.by_entry.get(at))
-        .filter(|names| names.len() == args.len());
+        .filter(|names| names.len() == count);
     let memo_key = match (kept, super::snapshot::dict_version(&env.data)) {
         (Some(_), Some(tag)) => Some((
             env.data.as_ptr() as usize,
@@ -418,7 +493,7 @@ fn env_lookup<'py>(
         _ => None,
     };
     let known = memo_key.and_then(|key| plan.memo(key, at));
-    for (position, name) in args.iter().enumerate() {
+    for position in 0..count {
         match known {
             Some(None) => break, // none of them is there
             Some(Some(found)) if found != position => continue,
@@ -426,17 +501,30 @@ fn env_lookup<'py>(
         }
         let key = match kept {
             Some(names) => names[position].bind(py).clone(),
-            None => cx.encoded_name(&env.encodekey, &name)?,
+            None => cx.encoded_name(&env.encodekey, &args.get_item(position)?)?,
         };
         if let Some(raw) = env.data.get_item(key)? {
             if let (Some(memo_key), None) = (memo_key, known) {
                 plan.remember(memo_key, at, Some(position));
             }
-            return Ok(Some(Some(
-                env.environ
-                    .getattr(intern!(py, "decodevalue"))?
-                    .call1((raw,))?,
-            )));
+            let decoder = env.environ.getattr(intern!(py, "decodevalue"))?;
+            if let Some(memo_key) = memo_key {
+                if let Some(text) = plan.decoded(memo_key, at, &raw, &decoder) {
+                    return Ok(Some(Some(text)));
+                }
+            }
+            let text = decoder.call1((&raw,))?;
+            if let Some(memo_key) = memo_key {
+                if cx.is_os_decoder(&decoder)? && text.is_exact_instance_of::<PyString>() {
+                    let decoded = Decoded {
+                        raw: raw.unbind(),
+                        decoder: decoder.unbind(),
+                        text: text.clone().unbind(),
+                    };
+                    plan.keep_decoded(memo_key, at, decoded);
+                }
+            }
+            return Ok(Some(Some(text)));
         }
     }
     if let (Some(memo_key), None) = (memo_key, known) {

@@ -382,7 +382,7 @@ impl ArgspecFastPath {
             let mut added = Vec::new();
             let native = match spec.cast_exact::<PyDict>() {
                 Ok(spec) if trusted => {
-                    fallbacks::set_fallbacks(&self.fallbacks, compiled, spec, dict, &mut added)?
+                    fallbacks::set_fallbacks(&self.fallbacks, compiled, spec, &params, &mut added)?
                 }
                 _ => Ran::NotNative,
             };
