@@ -20,7 +20,7 @@ use std::sync::OnceLock;
 
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyDictMethods};
+use pyo3::types::{PyDict, PyDictMethods, PyString};
 
 /// Deeper than this is refused (and stops reference cycles): the spec is then not compiled.
 const MAX_DEPTH: usize = 64;
@@ -36,6 +36,8 @@ pub(super) struct Snapshot {
 /// them alive): dicts with their version tags, lists and sets with their items.
 #[derive(Default)]
 struct Containers {
+    /// Whether lists' items are read in place (see `list_layout_usable`).
+    direct_lists: bool,
     dicts: Vec<(usize, u64)>,
     /// (list, first item in `items`, length)
     lists: Vec<(usize, usize, usize)>,
@@ -62,7 +64,10 @@ impl Snapshot {
         }
         let mut snapshot = taker.snapshot;
         if version_tags_usable(py) {
-            let mut containers = Containers::default();
+            let mut containers = Containers {
+                direct_lists: list_layout_usable(py),
+                ..Containers::default()
+            };
             for object in &snapshot.objects {
                 // SAFETY: the GIL is held and the snapshot keeps every object alive.
                 if !unsafe { containers.record(object.as_ptr()) } {
@@ -145,6 +150,12 @@ impl Containers {
             }
             for &(list, start, len) in &self.lists {
                 let list = list as *mut ffi::PyObject;
+                if self.direct_lists {
+                    if list_items(list) != &self.items[start..start + len] {
+                        return false;
+                    }
+                    continue;
+                }
                 if ffi::PyList_Size(list) != len as ffi::Py_ssize_t {
                     return false;
                 }
@@ -214,6 +225,79 @@ unsafe fn version_tag(dict: *mut ffi::PyObject) -> u64 {
 unsafe fn item_count(dict: *mut ffi::PyObject) -> ffi::Py_ssize_t {
     // SAFETY: as `version_tag`.
     unsafe { std::ptr::read(dict.cast::<u8>().add(USED_OFFSET).cast::<ffi::Py_ssize_t>()) }
+}
+
+/// Where CPython 3.11-3.13 keep a list's length and item array: `PyListObject.ob_size` right
+/// after the object header, then `ob_item`.
+const LIST_SIZE_OFFSET: usize = std::mem::size_of::<ffi::PyObject>();
+const LIST_ITEMS_OFFSET: usize = LIST_SIZE_OFFSET + std::mem::size_of::<ffi::Py_ssize_t>();
+
+/// A list's items (addresses), read in place: what `PyList_GetItem` gives for each index
+/// without a call per item.
+///
+/// # Safety
+/// `list` is a live list (or subclass), the GIL is held, and the layout was probed
+/// (`list_layout_usable`); the slice is read before any Python code runs.
+unsafe fn list_items<'a>(list: *mut ffi::PyObject) -> &'a [usize] {
+    // SAFETY: the caller's guarantee; the fields are plain data inside the list object, and
+    // `ob_item` points at `ob_size` item pointers (NULL only when the list is empty).
+    unsafe {
+        let base = list.cast::<u8>();
+        let size = std::ptr::read(base.add(LIST_SIZE_OFFSET).cast::<ffi::Py_ssize_t>());
+        let items = std::ptr::read(base.add(LIST_ITEMS_OFFSET).cast::<*const usize>());
+        match usize::try_from(size) {
+            Ok(size) if size > 0 && !items.is_null() => std::slice::from_raw_parts(items, size),
+            _ => &[],
+        }
+    }
+}
+
+static LIST_LAYOUT: OnceLock<bool> = OnceLock::new();
+
+/// Whether lists here keep their length and items where `list_items` reads them (asked once,
+/// as `version_tags_usable` is).
+fn list_layout_usable(py: Python<'_>) -> bool {
+    if let Some(&usable) = LIST_LAYOUT.get() {
+        return usable;
+    }
+    let usable = probe_list_layout(py).unwrap_or(false);
+    *LIST_LAYOUT.get_or_init(|| usable)
+}
+
+/// CPython 3.11 to 3.13 only, and then only if `list_items` reads what `PyList_Size` and
+/// `PyList_GetItem` give, on lists grown, shrunk, changed in place and emptied.
+fn probe_list_layout(py: Python<'_>) -> PyResult<bool> {
+    use pyo3::types::{PyList, PyListMethods};
+    let version = py.version_info();
+    if version.major != 3 || !(11..=13).contains(&version.minor) {
+        return Ok(false);
+    }
+    let same = |list: &Bound<'_, PyList>| -> bool {
+        // SAFETY: a live exact list, the GIL held; nothing runs while the slice is read.
+        let items = unsafe { list_items(list.as_ptr()) };
+        items.len() == list.len()
+            && items.iter().enumerate().all(|(index, &item)| {
+                list.get_item(index)
+                    .is_ok_and(|found| found.as_ptr() as usize == item)
+            })
+    };
+    let list = PyList::empty(py);
+    if !same(&list) {
+        return Ok(false);
+    }
+    for n in 0..40 {
+        list.append(PyString::new(py, &format!("item {n}")))?;
+        if !same(&list) {
+            return Ok(false);
+        }
+    }
+    list.insert(0, PyList::empty(py))?;
+    list.set_item(5, py.None())?;
+    list.del_item(7)?;
+    list.reverse()?;
+    let ok = same(&list);
+    list.call_method0(pyo3::intern!(py, "clear"))?;
+    Ok(ok && same(&list) && same(&PyList::new(py, [1, 2, 3])?))
 }
 
 /// The version tag of `dict` where tags can be trusted (see the module text), else `None`.
