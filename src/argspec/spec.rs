@@ -170,6 +170,43 @@ pub struct CompiledSpec {
     /// Whether an option here or in any sub-spec has `removed_*`: without one, the listing
     /// of deprecated parameters finds nothing and is skipped.
     pub(super) has_removals: bool,
+    /// Option indexes (in spec order) of the options each step of a validation reads, so
+    /// that a step passes over the others without looking at them.
+    pub(super) at: OptionsAt,
+}
+
+/// Option indexes, in spec order, by what a validation step does with them.
+#[derive(Debug, Clone, Default)]
+pub(super) struct OptionsAt {
+    /// A default other than None (the first pass of defaults).
+    pub defaulted: Vec<usize>,
+    pub required: Vec<usize>,
+    pub choices: Vec<usize>,
+    /// no_log or sub-options (the listing of no_log values).
+    pub listed: Vec<usize>,
+    /// Sub-options.
+    pub sub: Vec<usize>,
+    /// Sub-options with `apply_defaults`.
+    pub apply_defaults: Vec<usize>,
+    /// Whether any option has deprecated aliases.
+    pub deprecated_aliases: bool,
+}
+
+impl OptionsAt {
+    fn of(options: &[OptionSpec]) -> OptionsAt {
+        let at = |keep: &dyn Fn(&OptionSpec) -> bool| -> Vec<usize> {
+            (0..options.len()).filter(|&i| keep(&options[i])).collect()
+        };
+        OptionsAt {
+            defaulted: at(&|o| !matches!(o.default, Value::None)),
+            required: at(&|o| o.required),
+            choices: at(&|o| o.choices.is_some()),
+            listed: at(&|o| o.no_log || o.sub.is_some()),
+            sub: at(&|o| o.sub.is_some()),
+            apply_defaults: at(&|o| o.sub.as_ref().is_some_and(|s| s.apply_defaults)),
+            deprecated_aliases: options.iter().any(|o| !o.deprecated_aliases.is_empty()),
+        }
+    }
 }
 
 /// The option keys ansible-core reads (besides a callable `type`/`elements` and `options`,
@@ -265,6 +302,7 @@ impl CompiledSpec {
             .map(|group| group.iter().map(|t| index.get(t).copied()).collect())
             .collect();
         Ok(CompiledSpec {
+            at: OptionsAt::of(&options),
             index,
             alias_names,
             mutually_exclusive_at,
