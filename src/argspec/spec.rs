@@ -172,12 +172,12 @@ pub struct CompiledSpec {
     pub(super) has_removals: bool,
     /// Option indexes (in spec order) of the options each step of a validation reads, so
     /// that a step passes over the others without looking at them.
-    pub(super) at: OptionsAt,
+    pub at: OptionsAt,
 }
 
 /// Option indexes, in spec order, by what a validation step does with them.
 #[derive(Debug, Clone, Default)]
-pub(super) struct OptionsAt {
+pub struct OptionsAt {
     /// A default other than None (the first pass of defaults).
     pub defaulted: Vec<usize>,
     pub required: Vec<usize>,

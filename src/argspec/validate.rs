@@ -250,8 +250,11 @@ impl CompiledSpec {
             params,
         );
         out.check(ErrorKind::MutuallyExclusive, exclusive, context);
-        // Every option ends up in the dict (its value or default): room for all at once.
-        params.reserve(self.options.len().saturating_sub(params.len()));
+        // Every option ends up in the dict (its value or default): room for all at once (if
+        // there is not already: reserving more would grow the entries to the table's size).
+        if params.capacity() < params.len().max(self.options.len()) {
+            params.reserve(self.options.len().saturating_sub(params.len()));
+        }
         let mut slots = self.set_defaults(params, out, cx, given)?;
         let missing = checks::required_arguments(
             self.at

@@ -705,7 +705,17 @@ fn compile_sources(
     let defaults = default_objects(argument_spec, &names);
     let alias_map = alias_map(argument_spec.py(), &spec, &names)
         .map_err(|_| Unhandled("spec: native compile error"))?;
+    let sub_names = sub_spec_names(argument_spec.py(), &sub_specs);
+    let sub_defaults = sub_names
+        .iter()
+        .zip(&sub_specs)
+        .map(|(names, sub)| default_objects(sub.bind(argument_spec.py()), names).into())
+        .collect();
+    let sub_templates = sub_specs.iter().map(|_| Default::default()).collect();
     Ok(CompiledArgSpec {
+        sub_names,
+        sub_defaults,
+        sub_templates,
         spec,
         flavor,
         names,
@@ -720,6 +730,24 @@ fn compile_sources(
         strings: std::sync::OnceLock::new(),
         template: Default::default(),
     })
+}
+
+/// Each sub-spec dict's keys (its option names, in option order), by the sub-spec's number;
+/// none for a dict whose keys are not all str.
+fn sub_spec_names(py: Python<'_>, sub_specs: &[Py<PyAny>]) -> Vec<Box<[Py<PyString>]>> {
+    sub_specs
+        .iter()
+        .map(|sub| {
+            let Ok(dict) = sub.bind(py).cast::<PyDict>() else {
+                return Box::default();
+            };
+            dict.keys()
+                .iter()
+                .map(|k| k.cast_into::<PyString>().map(Bound::unbind).ok())
+                .collect::<Option<Box<[_]>>>()
+                .unwrap_or_default()
+        })
+        .collect()
 }
 
 /// `ValidationResult._aliases` (alias -> option name, in spec order), made once per spec and
@@ -768,6 +796,12 @@ struct CompiledArgSpec {
     callables: Vec<Py<PyAny>>,
     /// Sub-spec dicts, for ansible-core's `set_fallbacks` on sub-parameters.
     sub_specs: Vec<Py<PyAny>>,
+    /// Each sub-spec dict's own name objects (its keys), by the sub-spec's number.
+    sub_names: Vec<Box<[Py<PyString>]>>,
+    /// Each sub-spec's `default` objects, by the sub-spec's number and option index.
+    sub_defaults: Vec<Box<[Option<Py<PyAny>>]>>,
+    /// Each sub-spec's dicts of the shapes last met (see `template::SubTemplateSlot`).
+    sub_templates: Box<[template::SubTemplateSlot]>,
     /// Whether the spec holds ansible-core tagged objects (names, defaults, aliases).
     tagged: bool,
     /// The spec's `default` objects of the top-level options, by option index.
