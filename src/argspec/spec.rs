@@ -113,6 +113,9 @@ pub struct OptionSpec {
     pub deprecated_aliases: Vec<DeprecatedAlias>,
     /// `options` of a dict or list-of-dicts option.
     pub sub: Option<Box<SubOptions>>,
+    /// The hash of `name` in a parameter dict (`Params`' hasher): the option's key is
+    /// inserted without hashing its name again.
+    pub hash: u64,
 }
 
 /// A sub-spec with its own cross-option checks (read from the option's own keys).
@@ -414,6 +417,7 @@ fn compile_option(
         return Err(Unhandled("spec: required with default"));
     }
     Ok(OptionSpec {
+        hash: std::hash::BuildHasher::hash_one(&rustc_hash::FxBuildHasher, name),
         name: name.into(),
         kind,
         elements,

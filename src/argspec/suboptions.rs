@@ -145,11 +145,11 @@ impl CompiledSpec {
                 if !sub.apply_defaults {
                     continue;
                 }
-                slot = Some(
-                    params
-                        .insert_full(option.name.clone(), Value::Dict(Params::default()))
-                        .0,
-                );
+                slot = Some(super::validate::insert_option(
+                    params,
+                    option,
+                    Value::Dict(Params::default()),
+                ));
             }
             let listed = option.kind == super::spec::TypeKind::List;
             context.push(&option.name);

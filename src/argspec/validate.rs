@@ -166,6 +166,11 @@ pub(super) fn alias_deprecation(
 }
 
 impl CompiledSpec {
+    /// `params[name] = value` for option `index` (its name's hash known): the key's position.
+    pub fn insert_option(&self, params: &mut Params, index: usize, value: Value) -> usize {
+        insert_option(params, &self.options[index], value)
+    }
+
     /// Validate `params` (a deep copy the caller owns).
     pub fn validate(&self, params: Params, cx: &Context<'_>) -> Result<Outcome, Unhandled> {
         self.validate_top(params, cx, false)
@@ -300,9 +305,11 @@ impl CompiledSpec {
         // None: the first pass added every other default).  Sub-option validation, which comes
         // next, adds `{}` for a missing option with `apply_defaults`: then all are added here.
         if leave_none_tail && self.at.apply_defaults.iter().all(|&i| slots[i].is_some()) {
-            out.none_tail = (0..self.options.len())
-                .filter(|&i| slots[i].is_none())
-                .collect();
+            // Sized first: collecting a filter would grow the vector step by step.
+            let missing = slots.iter().filter(|s| s.is_none()).count();
+            out.none_tail = Vec::with_capacity(missing);
+            out.none_tail
+                .extend((0..self.options.len()).filter(|&i| slots[i].is_none()));
             return Ok(slots);
         }
         for (option, slot) in self.options.iter().zip(&mut slots) {
@@ -478,9 +485,7 @@ impl CompiledSpec {
                 }
             }
         }
-        Ok(params
-            .insert_full(option.name.clone(), option.default.clone())
-            .0)
+        Ok(insert_option(params, option, option.default.clone()))
     }
 
     fn check_type(
@@ -573,7 +578,32 @@ impl CompiledSpec {
 }
 
 fn contains(choices: &[Value], value: &Value) -> bool {
+    if let Value::Str(text) = value {
+        // Only a str equals a str.
+        return choices
+            .iter()
+            .any(|c| matches!(c, Value::Str(choice) if choice == text));
+    }
     choices.iter().any(|c| c.py_eq(value))
+}
+
+/// `params[option.name] = value` with the name's hash known: the key's position.
+pub(super) fn insert_option(params: &mut Params, option: &OptionSpec, value: Value) -> usize {
+    use indexmap::map::raw_entry_v1::{RawEntryApiV1, RawEntryMut};
+    match params
+        .raw_entry_mut_v1()
+        .from_key_hashed_nocheck(option.hash, &*option.name)
+    {
+        RawEntryMut::Occupied(mut entry) => {
+            entry.insert(value);
+            entry.index()
+        }
+        RawEntryMut::Vacant(entry) => {
+            let index = entry.index();
+            entry.insert_hashed_nocheck(option.hash, option.name.clone(), value);
+            index
+        }
+    }
 }
 
 fn text_of(value: &Value) -> Result<String, Unhandled> {

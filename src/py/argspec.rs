@@ -295,11 +295,18 @@ fn to_params_with_room(
         }
         let text = key.cast::<PyString>().map_err(|_| SURROGATES)?;
         let text = text.to_str().map_err(|_| SURROGATES)?;
-        let (key, sub) = match spec.and_then(|s| s.option_index(text).map(|i| &s.options[i])) {
-            Some(option) => (option.name.clone(), option.sub.as_deref().map(|s| &s.spec)),
-            None => (text.into(), None),
-        };
-        params.insert(key, to_value_for(&value, mode, depth, seen, sub)?);
+        match spec.and_then(|s| Some((s, s.option_index(text)?))) {
+            // The option's own name, inserted with its hash known.
+            Some((spec, index)) => {
+                let sub = spec.options[index].sub.as_deref().map(|s| &s.spec);
+                let value = to_value_for(&value, mode, depth, seen, sub)?;
+                spec.insert_option(&mut params, index, value);
+            }
+            None => {
+                let value = to_value_for(&value, mode, depth, seen, None)?;
+                params.insert(text.into(), value);
+            }
+        }
     }
     Ok(params)
 }
