@@ -165,6 +165,9 @@ pub struct CompiledSpec {
     pub required_by: Vec<(String, Vec<String>)>,
     /// option name -> index, for lookups per parameter.
     index: FxHashMap<String, usize>,
+    /// The address of each option's name (`OptionSpec::name`) -> index: a parameter dict's
+    /// key that is the option's own name is found without hashing its text.
+    by_address: FxHashMap<usize, usize>,
     /// Every alias name (of `aliases`), for lookups per parameter.
     alias_names: rustc_hash::FxHashSet<String>,
     pub callable_names: Vec<String>,
@@ -304,7 +307,13 @@ impl CompiledSpec {
             .iter()
             .map(|group| group.iter().map(|t| index.get(t).copied()).collect())
             .collect();
+        let by_address = options
+            .iter()
+            .enumerate()
+            .map(|(i, o)| (address(&o.name), i))
+            .collect();
         Ok(CompiledSpec {
+            by_address,
             at: OptionsAt::of(&options),
             index,
             alias_names,
@@ -335,6 +344,15 @@ impl CompiledSpec {
         self.index.get(name).copied()
     }
 
+    /// `option_index` for a parameter dict's key: found by address where it is the option's
+    /// own name (as the keys the glue and the core put in are), by text otherwise.
+    pub fn key_index(&self, key: &super::value::Key) -> Option<usize> {
+        match self.by_address.get(&address(key)) {
+            Some(&index) => Some(index),
+            None => self.option_index(key),
+        }
+    }
+
     /// Whether any option has a `fallback` to apply before `validate`.
     pub fn has_fallbacks(&self) -> bool {
         self.options.iter().any(|o| o.fallback)
@@ -354,6 +372,11 @@ impl CompiledSpec {
     pub fn is_alias(&self, name: &str) -> bool {
         self.alias_names.contains(name)
     }
+}
+
+/// Where a name's text is: the identity of a shared name.
+fn address(name: &super::value::Key) -> usize {
+    std::sync::Arc::as_ptr(name) as *const u8 as usize
 }
 
 fn plain<'a>(fields: &'a OptionInput, key: &str) -> Result<&'a Value, Unhandled> {

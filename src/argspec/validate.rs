@@ -439,7 +439,7 @@ impl CompiledSpec {
         let mut slots = vec![None; self.options.len()];
         let mut unknown = false;
         for (position, key) in params.keys().enumerate() {
-            match self.option_index(key).and_then(|i| slots.get_mut(i)) {
+            match self.key_index(key).and_then(|i| slots.get_mut(i)) {
                 Some(slot) => *slot = Some(position),
                 None => unknown = true,
             }

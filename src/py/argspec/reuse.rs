@@ -53,7 +53,7 @@ pub(super) fn validated<'py>(
                     .is_some_and(|o| std::sync::Arc::ptr_eq(&o.name, key) || o.name == *key)
         }) {
             Some(index) => Some(index),
-            None => compiled.spec.option_index(key),
+            None => compiled.spec.key_index(key),
         };
         let key_object = match index.and_then(|i| compiled.names.get(i)) {
             Some(name) => name.bind(py).clone(),
@@ -74,7 +74,10 @@ pub(super) fn validated<'py>(
         }
         let was = match (value, at_position) {
             (Value::Bool(_), _) => None,
-            (_, Some((name, object))) if str_is(&name, key) => Some(object),
+            // The spec's own name object (as given keys mostly are), or the same text.
+            (_, Some((name, object))) if name.is(&key_object) || str_is(&name, key) => {
+                Some(object)
+            }
             _ if position < given_len => given.get_item(&key_object)?,
             _ => None,
         };
@@ -242,10 +245,10 @@ impl<'a> Below<'a> {
 
     /// The sub-spec of this sub-spec's option named `key`; looked up only where a sub-spec
     /// holds sub-specs.
-    fn child_named(&self, key: &str) -> Option<Below<'a>> {
+    fn child_named(&self, key: &crate::argspec::Key) -> Option<Below<'a>> {
         match self.spec.at.sub.is_empty() {
             true => None,
-            false => self.child(self.spec.option_index(key)?),
+            false => self.child(self.spec.key_index(key)?),
         }
     }
 
@@ -460,7 +463,7 @@ fn to_python_reusing<'py>(
                 let added = below.zip(given).filter(|_| position >= given_len);
                 let (child, default) = match (keeping, added) {
                     (Some(below), _) | (None, Some((below, _))) => {
-                        let index = below.spec.option_index(key);
+                        let index = below.spec.key_index(key);
                         if keeping.is_some() {
                             indexes.push(index.and_then(|i| u32::try_from(i).ok()));
                         }
