@@ -224,7 +224,7 @@ impl CompiledSpec {
                 }
             }
         }
-        let (both, shared) = self.resolve_aliases(params);
+        let (both, shared, given, unknown) = self.resolve_aliases_at(params);
         if !both.is_empty() {
             let prefix = prefix.text();
             for (option, alias) in both {
@@ -242,7 +242,6 @@ impl CompiledSpec {
                 ));
             }
         }
-        let (given, unknown) = self.given_slots(params);
         self.collect_no_log_at(params, &given, out)?;
         if unknown {
             self.collect_unsupported(params, context, out);

@@ -202,11 +202,8 @@ impl CompiledSpec {
                 }
             }
         }
-        let (both, shared) = self.resolve_aliases(&mut params);
+        let (both, shared, given, unknown) = self.resolve_aliases_at(&mut params);
         out.alias_warnings = both;
-        // Where each option is, found once for the listings and checks below (nothing is
-        // removed from `params` from here on, and what is added goes at the end).
-        let (given, unknown) = self.given_slots(&params);
         self.collect_no_log_at(&params, &given, &mut out)?;
         self.collect_deprecations(&params, "", &mut out);
         if unknown {
@@ -346,6 +343,29 @@ impl CompiledSpec {
                 aliases,
             });
         }
+    }
+
+    /// `resolve_aliases`, and where each option is afterwards, found once for the listings and
+    /// checks that follow (nothing is removed from `params` from then on, and what is added
+    /// goes at the end), with whether a key is not an option's name (see `given_slots`).
+    /// Where every key is an option's name, no key is an alias: nothing to resolve.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn resolve_aliases_at(
+        &self,
+        params: &mut Params,
+    ) -> (
+        Vec<(String, String)>,
+        Vec<SharedAlias>,
+        Vec<Option<usize>>,
+        bool,
+    ) {
+        let (given, unknown) = self.given_slots(params);
+        if !unknown {
+            return (Vec::new(), Vec::new(), given, unknown);
+        }
+        let (both, shared) = self.resolve_aliases(params);
+        let (given, unknown) = self.given_slots(params);
+        (both, shared, given, unknown)
     }
 
     /// Copy each alias's value to its option (the alias key stays, as in ansible-core);
