@@ -284,6 +284,21 @@ impl<'a> Below<'a> {
         Ok(Some(default.clone()))
     }
 
+    /// Whether `object` is option `index`'s own default object and `value` the default's
+    /// value, for an option without a fallback.
+    fn is_default_object(&self, object: &Bound<'_, PyAny>, index: usize, value: &Value) -> bool {
+        let option = &self.spec.options[index];
+        !option.fallback
+            && *value == option.default
+            && self
+                .compiled
+                .sub_defaults
+                .get(self.source)
+                .and_then(|d| d.get(index))
+                .and_then(Option::as_ref)
+                .is_some_and(|d| object.is(d))
+    }
+
     fn slot(&self) -> Option<&'a SubTemplateSlot> {
         self.compiled.sub_templates.get(self.source)
     }
@@ -332,6 +347,12 @@ impl<'a> Below<'a> {
             let index = template.index(position);
             let default = match given {
                 Some(given) if position >= given_len => {
+                    // The template holds the default object there and the core found the
+                    // default's value: what `default_object` would answer (an alias given
+                    // would be a key that is not an option's: another shape).
+                    if held.is_some_and(|h| self.is_default_object(h, index, item)) {
+                        continue;
+                    }
                     self.default_object(py, index, item, given)?
                 }
                 _ => None,
