@@ -229,7 +229,10 @@ fn options_inserted_with_their_known_hash_are_found_by_name() {
     for (index, option) in compiled.options.iter().enumerate() {
         assert_eq!(map.get_index_of(&*option.name), Some(index + 1));
         // Inserted again: the value replaced in place.
-        assert_eq!(compiled.insert_option(&mut map, index, Value::None), index + 1);
+        assert_eq!(
+            compiled.insert_option(&mut map, index, Value::None),
+            index + 1
+        );
         assert_eq!(map.get(&*option.name), Some(&Value::None));
     }
     assert_eq!(map.len(), compiled.options.len() + 1);

@@ -16,6 +16,8 @@ BIG = int("9" * 15)  # not a cached small int
 
 SPEC = {
     "name": {"type": "str"},
+    "labels": {"type": "dict"},
+    "volumes": {"type": "list", "elements": "dict"},
     "nics": {
         "type": "list",
         "elements": "dict",
@@ -58,9 +60,11 @@ NIC_VALUES = [
     {"public": None, "groups": None, "delete": None},
     {"public": "no", "groups": "a,b", "delete": True},
     {"public": True, "groups": [], "delete": "0"},
+    {"public": True, "groups": ["g4"], "delete": True, "size": int("8" * 16), "ratio": 2.5},
 ]
 NIC_SHAPES = [
     ("public", "groups", "delete"),
+    ("public", "size", "ratio"),
     ("delete", "public", "groups"),
     ("public",),
     (),
@@ -90,8 +94,9 @@ def relations(value, given, spec_options):
         given_list = given if isinstance(given, list) else []
         return [relations(v, given_list[i] if i < len(given_list) else None, spec_options)
                 for i, v in enumerate(value)]
-    if not isinstance(value, dict) or spec_options is None:
+    if not isinstance(value, dict):
         return None
+    spec_options = spec_options or {}
     given = given if isinstance(given, dict) else {}
     given_keys = {k: k for k in given}
     out = []
@@ -124,7 +129,9 @@ def test_sub_dicts_of_shapes_met_again_match_pure_python():
     cases = list(itertools.product(NIC_SHAPES, NIC_VALUES, [False, True]))
     for _ in range(3):
         for number, (shape, values, fresh_keys) in enumerate(cases):
-            params = {"name": "web", "nics": [nic(shape, values, fresh_keys)]}
+            params = {"name": "web", "nics": [nic(shape, values, fresh_keys)],
+                      "labels": {"env": fresh("prod"), "n": int("7" * 17), "f": 1.5, "b": True, "z": None},
+                      "volumes": [{"dev": "/dev/sda", "ebs": {"size": int("6" * 17), "type": fresh("gp3")}}]}
             if number % 3 == 0:
                 params["meta"] = {"tokens": "required"}
             elif number % 3 == 1:

@@ -75,9 +75,7 @@ pub(super) fn validated<'py>(
         let was = match (value, at_position) {
             (Value::Bool(_), _) => None,
             // The spec's own name object (as given keys mostly are), or the same text.
-            (_, Some((name, object))) if name.is(&key_object) || str_is(&name, key) => {
-                Some(object)
-            }
+            (_, Some((name, object))) if name.is(&key_object) || str_is(&name, key) => Some(object),
             _ if position < given_len => given.get_item(&key_object)?,
             _ => None,
         };
@@ -413,7 +411,7 @@ fn lasting_below(object: &Bound<'_, PyAny>, added: bool) -> Option<Py<PyAny>> {
 }
 
 /// `value` as a Python object, made of the objects `given` (the caller's object it came
-/// from, if any) holds where they are equal str or float objects, as ansible-core's deep copy
+/// from, if any) holds where they are equal str, int or float objects, as ansible-core's deep copy
 /// keeps them, and of the spec's own strings for names and defaults: equal objects either way,
 /// made again for less.  Neither needs to line up: an object is taken only when it is an exact
 /// str or float equal to what the core found.  `below`: the sub-spec of the option the value
@@ -435,7 +433,7 @@ fn to_python_reusing<'py>(
                 None => PyString::new(py, text).into_any(),
             }
         }
-        Value::Float(_) if given.is_some_and(|g| same_scalar(g, value)) => {
+        Value::Int(_) | Value::Float(_) if given.is_some_and(|g| same_scalar(g, value)) => {
             given.cloned().unwrap_or_else(|| py.None().into_bound(py))
         }
         Value::Dict(map) => {
@@ -444,6 +442,11 @@ fn to_python_reusing<'py>(
                 if let Some(dict) = below.dict_from_template(py, map, given, strings)? {
                     return Ok(dict.into_any());
                 }
+            }
+            if let Some(given) = given.filter(|g| below.is_none() && same_flat(g, map)) {
+                // The given dict as it is, of str keys and immutable scalars: its deep copy
+                // is a copy, holding the same objects.
+                return Ok(given.copy()?.into_any());
             }
             // A template is made once the spec is used again (as the table of strings is).
             let keeping = below.filter(|_| strings.is_some());
@@ -564,6 +567,32 @@ fn reused<'py>(
     // A container is the spec's own object only if it was not given (asked again here: the
     // object itself would be shared with the spec).
     Ok((plain && same(default, value, 0) && !given.contains(key)?).then(|| default.clone()))
+}
+
+/// Whether `given` holds exactly `map`: the same str keys in the same order, each value an
+/// immutable scalar equal to the core's (of the same type), nothing else.
+fn same_flat(given: &Bound<'_, PyDict>, map: &Params) -> bool {
+    let scalars = map.values().all(|v| {
+        matches!(
+            v,
+            Value::None | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Str(_)
+        )
+    });
+    if !scalars || given.len() != map.len() {
+        return false;
+    }
+    given.iter().zip(map).all(|((name, object), (key, value))| {
+        name.is_exact_instance_of::<PyString>()
+            && str_is(&name, key)
+            && match value {
+                Value::None => object.is_none(),
+                Value::Bool(b) => {
+                    object.is_exact_instance_of::<pyo3::types::PyBool>()
+                        && object.is_truthy().is_ok_and(|t| t == *b)
+                }
+                _ => same_scalar(&object, value),
+            }
+    })
 }
 
 /// An exact str, int or float equal to `value` (the same type: 1.0 is not 1, True is not 1).
