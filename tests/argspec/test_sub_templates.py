@@ -168,3 +168,35 @@ def test_sub_dict_errors_and_unsupported_keys_match_pure_python():
         for params in bad:
             check(validator, pure_validator, copy.deepcopy(params))
             check(validator, pure_validator, {"nics": [{"public": True}]})
+
+
+def test_generated_specs_validated_again_and_again_match_pure_python():
+    """Generated specs, each validator given several generated parameter sets, each twice:
+    the results made from kept templates from the second call on."""
+    import os
+
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from _compare import outcome
+    from test_generated import checks, params_for, specs
+
+    before = native_count()
+
+    @settings(max_examples=int(os.environ.get("ARGSPEC_EXAMPLES", "150")), derandomize=not os.environ.get("ARGSPEC_RANDOM"),
+              deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.data(), specs(), checks)
+    def check(data, spec, cross_checks):
+        try:
+            validator = arg_spec.ArgumentSpecValidator(copy.deepcopy(spec), **copy.deepcopy(cross_checks))
+        except Exception:  # noqa: BLE001 - the constructor (never accelerated) refuses the spec
+            return
+        pure = arg_spec.ArgumentSpecValidator(copy.deepcopy(spec), **copy.deepcopy(cross_checks))
+        for params in data.draw(st.lists(params_for(spec), min_size=1, max_size=4)):
+            for _ in range(2):
+                got = outcome(validator.validate, copy.deepcopy(params))
+                expected = outcome(lambda p: ORIGINAL_VALIDATE(pure, p), copy.deepcopy(params))
+                assert got == expected, (spec, params, cross_checks)
+
+    check()
+    assert native_count() - before > 100
