@@ -25,11 +25,14 @@ pub(super) fn validated<'py>(
     // up by name where the positions do not say.
     let mut option_at: Vec<Option<usize>> = vec![None; map.len()];
     let mut placed = out.option_positions.len() == compiled.spec.options.len();
+    // The options without a position are those of `none_tail`, in the same (index) order:
+    // read in step.
+    let mut tail = out.none_tail.iter().peekable();
     for (index, position) in out.option_positions.iter().enumerate() {
         match position.map(|p| option_at.get_mut(p)) {
             Some(Some(slot)) => *slot = Some(index),
             Some(None) => placed = false,
-            None => placed &= out.none_tail.contains(&index),
+            None => placed &= tail.next_if_eq(&&index).is_some(),
         }
     }
     let mut strings = None;
