@@ -527,6 +527,16 @@ impl CompiledSpec {
         if option.elements.is_none() && super::convert::unchanged(option.kind, value) {
             return Ok(()); // the checked value is the value as it is
         }
+        if let (TypeKind::List, Some(kind), Value::List(items)) =
+            (option.kind, option.elements, value)
+        {
+            if items
+                .iter()
+                .all(|item| super::convert::unchanged(kind, item))
+            {
+                return Ok(()); // the list itself, each element as it is: nothing to change
+            }
+        }
         let found_in = |quote: &str, stop: &str| {
             if context.is_empty() {
                 String::new()
