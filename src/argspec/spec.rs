@@ -113,6 +113,9 @@ pub struct OptionSpec {
     pub deprecated_aliases: Vec<DeprecatedAlias>,
     /// `options` of a dict or list-of-dicts option.
     pub sub: Option<Box<SubOptions>>,
+    /// The hash of `name` in a parameter dict (`Params`' hasher): the option's key is
+    /// inserted without hashing its name again.
+    pub hash: u64,
 }
 
 /// A sub-spec with its own cross-option checks (read from the option's own keys).
@@ -162,6 +165,9 @@ pub struct CompiledSpec {
     pub required_by: Vec<(String, Vec<String>)>,
     /// option name -> index, for lookups per parameter.
     index: FxHashMap<String, usize>,
+    /// The address of each option's name (`OptionSpec::name`) -> index: a parameter dict's
+    /// key that is the option's own name is found without hashing its text.
+    by_address: FxHashMap<usize, usize>,
     /// Every alias name (of `aliases`), for lookups per parameter.
     alias_names: rustc_hash::FxHashSet<String>,
     pub callable_names: Vec<String>,
@@ -170,6 +176,43 @@ pub struct CompiledSpec {
     /// Whether an option here or in any sub-spec has `removed_*`: without one, the listing
     /// of deprecated parameters finds nothing and is skipped.
     pub(super) has_removals: bool,
+    /// Option indexes (in spec order) of the options each step of a validation reads, so
+    /// that a step passes over the others without looking at them.
+    pub at: OptionsAt,
+}
+
+/// Option indexes, in spec order, by what a validation step does with them.
+#[derive(Debug, Clone, Default)]
+pub struct OptionsAt {
+    /// A default other than None (the first pass of defaults).
+    pub defaulted: Vec<usize>,
+    pub required: Vec<usize>,
+    pub choices: Vec<usize>,
+    /// no_log or sub-options (the listing of no_log values).
+    pub listed: Vec<usize>,
+    /// Sub-options.
+    pub sub: Vec<usize>,
+    /// Sub-options with `apply_defaults`.
+    pub apply_defaults: Vec<usize>,
+    /// Whether any option has deprecated aliases.
+    pub deprecated_aliases: bool,
+}
+
+impl OptionsAt {
+    fn of(options: &[OptionSpec]) -> OptionsAt {
+        let at = |keep: &dyn Fn(&OptionSpec) -> bool| -> Vec<usize> {
+            (0..options.len()).filter(|&i| keep(&options[i])).collect()
+        };
+        OptionsAt {
+            defaulted: at(&|o| !matches!(o.default, Value::None)),
+            required: at(&|o| o.required),
+            choices: at(&|o| o.choices.is_some()),
+            listed: at(&|o| o.no_log || o.sub.is_some()),
+            sub: at(&|o| o.sub.is_some()),
+            apply_defaults: at(&|o| o.sub.as_ref().is_some_and(|s| s.apply_defaults)),
+            deprecated_aliases: options.iter().any(|o| !o.deprecated_aliases.is_empty()),
+        }
+    }
 }
 
 /// The option keys ansible-core reads (besides a callable `type`/`elements` and `options`,
@@ -264,7 +307,14 @@ impl CompiledSpec {
             .iter()
             .map(|group| group.iter().map(|t| index.get(t).copied()).collect())
             .collect();
+        let by_address = options
+            .iter()
+            .enumerate()
+            .map(|(i, o)| (address(&o.name), i))
+            .collect();
         Ok(CompiledSpec {
+            by_address,
+            at: OptionsAt::of(&options),
             index,
             alias_names,
             mutually_exclusive_at,
@@ -294,6 +344,15 @@ impl CompiledSpec {
         self.index.get(name).copied()
     }
 
+    /// `option_index` for a parameter dict's key: found by address where it is the option's
+    /// own name (as the keys the glue and the core put in are), by text otherwise.
+    pub fn key_index(&self, key: &super::value::Key) -> Option<usize> {
+        match self.by_address.get(&address(key)) {
+            Some(&index) => Some(index),
+            None => self.option_index(key),
+        }
+    }
+
     /// Whether any option has a `fallback` to apply before `validate`.
     pub fn has_fallbacks(&self) -> bool {
         self.options.iter().any(|o| o.fallback)
@@ -313,6 +372,11 @@ impl CompiledSpec {
     pub fn is_alias(&self, name: &str) -> bool {
         self.alias_names.contains(name)
     }
+}
+
+/// Where a name's text is: the identity of a shared name.
+fn address(name: &super::value::Key) -> usize {
+    std::sync::Arc::as_ptr(name) as *const u8 as usize
 }
 
 fn plain<'a>(fields: &'a OptionInput, key: &str) -> Result<&'a Value, Unhandled> {
@@ -376,6 +440,7 @@ fn compile_option(
         return Err(Unhandled("spec: required with default"));
     }
     Ok(OptionSpec {
+        hash: std::hash::BuildHasher::hash_one(&rustc_hash::FxBuildHasher, name),
         name: name.into(),
         kind,
         elements,

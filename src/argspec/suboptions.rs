@@ -4,25 +4,11 @@
 
 use super::spec::CompiledSpec;
 use super::validate::{secret_strings, Context, Outcome};
+
 use super::value::{Params, Value};
 use super::Unhandled;
 
 const NOT_A_DICT: Unhandled = Unhandled("value: sub-option value that is not a dict");
-
-/// The dicts a sub-option value holds: the value itself, or the items of a list.
-fn sub_dicts(value: &Value) -> Result<Vec<&Params>, Unhandled> {
-    match value {
-        Value::Dict(d) => Ok(vec![d]),
-        Value::List(items) => items
-            .iter()
-            .map(|i| match i {
-                Value::Dict(d) => Ok(d),
-                _ => Err(NOT_A_DICT),
-            })
-            .collect(),
-        _ => Err(NOT_A_DICT),
-    }
-}
 
 impl CompiledSpec {
     /// `_list_no_log_values`: no_log option values, sub-options included (as given: their
@@ -32,26 +18,60 @@ impl CompiledSpec {
         params: &Params,
         out: &mut Outcome,
     ) -> Result<(), Unhandled> {
-        for option in &self.options {
-            if !option.no_log && option.sub.is_none() {
-                continue;
-            }
-            let value = params.get(&option.name);
-            if option.no_log {
-                if let Some(value) = value.filter(|v| v.truthy()) {
-                    secret_strings(value, &mut out.no_log_values)?;
-                }
-            }
-            let (Some(sub), Some(value)) = (&option.sub, value) else {
-                continue;
-            };
-            if !matches!(value, Value::None) {
-                for dict in sub_dicts(value)? {
-                    sub.spec.collect_no_log(dict, out)?;
-                }
-            }
+        for &index in &self.at.listed {
+            let option = &self.options[index];
+            self.list_no_log(option, params.get(&option.name), out)?;
         }
         Ok(())
+    }
+
+    /// `collect_no_log` where each option's position in `params` is known (`given_slots`).
+    pub(super) fn collect_no_log_at(
+        &self,
+        params: &Params,
+        slots: &[Option<usize>],
+        out: &mut Outcome,
+    ) -> Result<(), Unhandled> {
+        for &index in &self.at.listed {
+            let value = slots[index]
+                .and_then(|p| params.get_index(p))
+                .map(|(_, v)| v);
+            self.list_no_log(&self.options[index], value, out)?;
+        }
+        Ok(())
+    }
+
+    fn list_no_log(
+        &self,
+        option: &super::spec::OptionSpec,
+        value: Option<&Value>,
+        out: &mut Outcome,
+    ) -> Result<(), Unhandled> {
+        if option.no_log {
+            if let Some(value) = value.filter(|v| v.truthy()) {
+                secret_strings(value, &mut out.no_log_values)?;
+            }
+        }
+        let (Some(sub), Some(value)) = (&option.sub, value) else {
+            return Ok(());
+        };
+        match value {
+            Value::None => Ok(()),
+            Value::Dict(dict) => sub.spec.collect_no_log(dict, out),
+            Value::List(items) => {
+                // Every item a dict, or the call left to ansible-core.
+                if !items.iter().all(|i| matches!(i, Value::Dict(_))) {
+                    return Err(NOT_A_DICT);
+                }
+                for item in items {
+                    if let Value::Dict(dict) = item {
+                        sub.spec.collect_no_log(dict, out)?;
+                    }
+                }
+                Ok(())
+            }
+            _ => Err(NOT_A_DICT),
+        }
     }
 
     /// `_list_deprecations`: options marked for removal that were given, sub-options named
@@ -100,95 +120,172 @@ impl CompiledSpec {
 
     /// `_validate_sub_spec`: each sub-parameter dict validated like the top level, with the
     /// options context in messages; alias deprecations are collected into `deferred`.
-    pub(super) fn validate_sub_options(
-        &self,
+    /// `slots`: where each option is in `params` (`check_level`'s answer).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn validate_sub_options<'s>(
+        &'s self,
         params: &mut Params,
+        slots: &[Option<usize>],
         cx: &Context<'_>,
-        prefix: &str,
-        context: &mut Vec<String>,
+        prefix: Prefix<'_>,
+        context: &mut Vec<&'s str>,
         out: &mut Outcome,
         deferred: &mut Vec<Vec<(&'static str, Value)>>,
     ) -> Result<(), Unhandled> {
-        for option in &self.options {
+        for &index in &self.at.sub {
+            let option = &self.options[index];
             let Some(sub) = &option.sub else { continue };
-            if sub.apply_defaults {
-                if matches!(params.get(&option.name), None | Some(Value::None)) {
-                    params.insert(option.name.clone(), Value::Dict(Params::default()));
+            let mut slot = match slots.get(index) {
+                Some(slot) => *slot,
+                None => params.get_index_of(&*option.name),
+            };
+            let missing =
+                slot.is_none_or(|p| matches!(params.get_index(p), None | Some((_, Value::None))));
+            if missing {
+                if !sub.apply_defaults {
+                    continue;
                 }
-            } else if matches!(params.get(&option.name), None | Some(Value::None)) {
-                continue;
+                slot = Some(super::validate::insert_option(
+                    params,
+                    option,
+                    Value::Dict(Params::default()),
+                ));
             }
             let listed = option.kind == super::spec::TypeKind::List;
-            context.push(option.name.to_string());
-            let dicts: Vec<&mut Params> = match params.get_mut(&option.name) {
-                Some(Value::Dict(d)) => vec![d],
-                Some(Value::List(items)) => items
-                    .iter_mut()
-                    .map(|i| match i {
-                        Value::Dict(d) => Ok(d),
-                        _ => Err(NOT_A_DICT),
-                    })
-                    .collect::<Result<_, _>>()?,
-                _ => return Err(NOT_A_DICT),
-            };
-            // The prefix only shows in the messages of aliases and of deeper sub-options:
-            // not made for a sub-spec with neither.
-            let named = !sub.spec.aliases.is_empty()
-                || sub
-                    .spec
-                    .options
-                    .iter()
-                    .any(|o| o.sub.is_some() || !o.deprecated_aliases.is_empty());
-            for (index, dict) in dicts.into_iter().enumerate() {
-                let new_prefix = match (named, listed) {
-                    (false, _) => String::new(),
-                    (true, true) => format!("{prefix}{}[{index}].", option.name),
-                    (true, false) => format!("{prefix}{}.", option.name),
-                };
-                if let (Some(source), true) = (sub.spec.source, sub.spec.has_fallbacks()) {
-                    let (added, secrets) = cx.delegate.fallbacks(source, dict)?;
-                    dict.extend(added.into_iter().map(|(k, v)| (k.into(), v)));
-                    out.no_log_values.extend(secrets);
+            context.push(&option.name);
+            let value = slot.and_then(|p| params.get_index_mut(p)).map(|(_, v)| v);
+            match value {
+                Some(Value::Dict(dict)) => {
+                    let prefix = Prefix::Below {
+                        parent: &prefix,
+                        name: &option.name,
+                        index: None,
+                    };
+                    sub.spec
+                        .validate_sub_dict(dict, cx, prefix, context, out, deferred)?;
                 }
-                sub.spec
-                    .validate_sub_level(dict, cx, &new_prefix, context, out, deferred)?;
+                Some(Value::List(items)) => {
+                    // Every item a dict, or nothing done (no fallback run) before giving up.
+                    if !items.iter().all(|i| matches!(i, Value::Dict(_))) {
+                        return Err(NOT_A_DICT);
+                    }
+                    for (at, item) in items.iter_mut().enumerate() {
+                        let Value::Dict(dict) = item else {
+                            return Err(NOT_A_DICT);
+                        };
+                        let prefix = Prefix::Below {
+                            parent: &prefix,
+                            name: &option.name,
+                            index: listed.then_some(at),
+                        };
+                        sub.spec
+                            .validate_sub_dict(dict, cx, prefix, context, out, deferred)?;
+                    }
+                }
+                _ => return Err(NOT_A_DICT),
             }
             context.pop();
         }
         Ok(())
     }
 
-    fn validate_sub_level(
-        &self,
+    /// One sub-parameter dict: its fallbacks (ansible-core's own), then `validate_sub_level`.
+    fn validate_sub_dict<'s>(
+        &'s self,
+        dict: &mut Params,
+        cx: &Context<'_>,
+        prefix: Prefix<'_>,
+        context: &mut Vec<&'s str>,
+        out: &mut Outcome,
+        deferred: &mut Vec<Vec<(&'static str, Value)>>,
+    ) -> Result<(), Unhandled> {
+        if let (Some(source), true) = (self.source, self.has_fallbacks()) {
+            let (added, secrets) = cx.delegate.fallbacks(source, dict)?;
+            dict.extend(added.into_iter().map(|(k, v)| (k.into(), v)));
+            out.no_log_values.extend(secrets);
+        }
+        self.validate_sub_level(dict, cx, prefix, context, out, deferred)
+    }
+
+    fn validate_sub_level<'s>(
+        &'s self,
         params: &mut Params,
         cx: &Context<'_>,
-        prefix: &str,
-        context: &mut Vec<String>,
+        prefix: Prefix<'_>,
+        context: &mut Vec<&'s str>,
         out: &mut Outcome,
         deferred: &mut Vec<Vec<(&'static str, Value)>>,
     ) -> Result<(), Unhandled> {
         let mut found_deprecated = Vec::new();
-        for alias in self.options.iter().flat_map(|o| &o.deprecated_aliases) {
-            if params.contains_key(alias.name.as_str()) {
-                found_deprecated.push(alias);
+        if self.at.deprecated_aliases {
+            for alias in self.options.iter().flat_map(|o| &o.deprecated_aliases) {
+                if params.contains_key(alias.name.as_str()) {
+                    found_deprecated.push(alias);
+                }
             }
         }
-        let (both, shared) = self.resolve_aliases(params);
-        for (option, alias) in both {
-            out.warnings_to_emit.push(format!(
-                "Both option {prefix}{option} and its alias {prefix}{alias} are set."
-            ));
+        let (both, shared, given, unknown) = self.resolve_aliases_at(params);
+        if !both.is_empty() {
+            let prefix = prefix.text();
+            for (option, alias) in both {
+                out.warnings_to_emit.push(format!(
+                    "Both option {prefix}{option} and its alias {prefix}{alias} are set."
+                ));
+            }
         }
-        for alias in found_deprecated {
-            deferred.push(super::validate::alias_deprecation(
-                &format!("{prefix}{}", alias.name),
-                alias,
-            ));
+        if !found_deprecated.is_empty() {
+            let prefix = prefix.text();
+            for alias in found_deprecated {
+                deferred.push(super::validate::alias_deprecation(
+                    &format!("{prefix}{}", alias.name),
+                    alias,
+                ));
+            }
         }
-        self.collect_no_log(params, out)?;
-        self.collect_unsupported(params, context, out);
-        self.check_level(params, cx, context, out, false)?;
-        self.validate_sub_options(params, cx, prefix, context, out, deferred)?;
+        self.collect_no_log_at(params, &given, out)?;
+        if unknown {
+            self.collect_unsupported(params, context, out);
+        }
+        let slots = self.check_level(params, cx, context, given, out, false)?;
+        self.validate_sub_options(params, &slots, cx, prefix, context, out, deferred)?;
         self.share_alias_values(params, shared)
+    }
+}
+
+/// Where a sub-parameter dict is, as ansible-core names it in messages (`a.b[0].`): made
+/// into text only for a message that shows it.
+#[derive(Clone, Copy)]
+pub(super) enum Prefix<'a> {
+    Top,
+    Below {
+        parent: &'a Prefix<'a>,
+        name: &'a str,
+        /// The item's index, for an option holding a list of dicts.
+        index: Option<usize>,
+    },
+}
+
+impl Prefix<'_> {
+    fn text(&self) -> String {
+        let mut text = String::new();
+        self.write(&mut text);
+        text
+    }
+
+    fn write(&self, into: &mut String) {
+        use std::fmt::Write;
+        if let Prefix::Below {
+            parent,
+            name,
+            index,
+        } = self
+        {
+            parent.write(into);
+            into.push_str(name);
+            if let Some(index) = index {
+                let _ = write!(into, "[{index}]");
+            }
+            into.push('.');
+        }
     }
 }

@@ -6,6 +6,7 @@ use super::convert::convert;
 use super::convert::Converted;
 use super::spec::TypeKind;
 use super::spec::{CompiledSpec, OptionSpec};
+use super::suboptions::Prefix;
 use super::value::{Params, Value};
 use super::{CoreFlavor, Delegate, Unhandled};
 
@@ -131,7 +132,7 @@ pub struct UnsupportedGroup {
 }
 
 impl Outcome {
-    fn check(&mut self, kind: ErrorKind, message: Option<String>, context: &[String]) {
+    fn check(&mut self, kind: ErrorKind, message: Option<String>, context: &[&str]) {
         if let Some(message) = message {
             self.errors.push((kind, in_context(message, context)));
         }
@@ -139,7 +140,7 @@ impl Outcome {
 }
 
 /// `"<msg> found in a -> b"` inside sub-options.
-fn in_context(message: String, context: &[String]) -> String {
+fn in_context(message: String, context: &[&str]) -> String {
     if context.is_empty() {
         message
     } else {
@@ -165,6 +166,11 @@ pub(super) fn alias_deprecation(
 }
 
 impl CompiledSpec {
+    /// `params[name] = value` for option `index` (its name's hash known): the key's position.
+    pub fn insert_option(&self, params: &mut Params, index: usize, value: Value) -> usize {
+        insert_option(params, &self.options[index], value)
+    }
+
     /// Validate `params` (a deep copy the caller owns).
     pub fn validate(&self, params: Params, cx: &Context<'_>) -> Result<Outcome, Unhandled> {
         self.validate_top(params, cx, false)
@@ -189,27 +195,36 @@ impl CompiledSpec {
         leave_none_tail: bool,
     ) -> Result<Outcome, Unhandled> {
         let mut out = Outcome::default();
-        for alias in self.options.iter().flat_map(|o| &o.deprecated_aliases) {
-            if params.contains_key(alias.name.as_str()) {
-                out.deprecations.push(alias_deprecation(&alias.name, alias));
+        if self.at.deprecated_aliases {
+            for alias in self.options.iter().flat_map(|o| &o.deprecated_aliases) {
+                if params.contains_key(alias.name.as_str()) {
+                    out.deprecations.push(alias_deprecation(&alias.name, alias));
+                }
             }
         }
-        let (both, shared) = self.resolve_aliases(&mut params);
+        let (both, shared, given, unknown) = self.resolve_aliases_at(&mut params);
         out.alias_warnings = both;
-        self.collect_no_log(&params, &mut out)?;
+        self.collect_no_log_at(&params, &given, &mut out)?;
         self.collect_deprecations(&params, "", &mut out);
-        self.collect_unsupported(&params, &[], &mut out);
+        if unknown {
+            self.collect_unsupported(&params, &[], &mut out);
+        }
         // Later steps only change values or add keys already there: positions stay valid.
-        out.option_positions = self.check_level(&mut params, cx, &[], &mut out, leave_none_tail)?;
+        out.option_positions =
+            self.check_level(&mut params, cx, &[], given, &mut out, leave_none_tail)?;
         let mut deferred = Vec::new();
-        self.validate_sub_options(
+        let slots = std::mem::take(&mut out.option_positions);
+        let done = self.validate_sub_options(
             &mut params,
+            &slots,
             cx,
-            "",
+            Prefix::Top,
             &mut Vec::new(),
             &mut out,
             &mut deferred,
-        )?;
+        );
+        out.option_positions = slots;
+        done?;
         self.share_alias_values(&mut params, shared)?;
         out.deprecations.extend(deferred);
         out.params = params;
@@ -223,13 +238,13 @@ impl CompiledSpec {
         &self,
         params: &mut Params,
         cx: &Context<'_>,
-        context: &[String],
+        context: &[&str],
+        given: Vec<Option<usize>>,
         out: &mut Outcome,
         leave_none_tail: bool,
     ) -> Result<Vec<Option<usize>>, Unhandled> {
-        // Each option's position in `params`, looked up once: nothing is removed from the
-        // dict here, and what is added goes at the end, so positions stay valid.
-        let given = self.given_slots(params);
+        // `given`: each option's position in `params` (`given_slots`): nothing is removed from
+        // the dict here, and what is added goes at the end, so positions stay valid.
         let exclusive = checks::mutually_exclusive_given(
             &self.mutually_exclusive,
             &self.mutually_exclusive_at,
@@ -237,15 +252,18 @@ impl CompiledSpec {
             params,
         );
         out.check(ErrorKind::MutuallyExclusive, exclusive, context);
-        // Every option ends up in the dict (its value or default): room for all at once.
-        params.reserve(self.options.len().saturating_sub(params.len()));
+        // Every option ends up in the dict (its value or default): room for all at once (if
+        // there is not already: reserving more would grow the entries to the table's size).
+        if params.capacity() < params.len().max(self.options.len()) {
+            params.reserve(self.options.len().saturating_sub(params.len()));
+        }
         let mut slots = self.set_defaults(params, out, cx, given)?;
         let missing = checks::required_arguments(
-            self.options
+            self.at
+                .required
                 .iter()
-                .zip(&slots)
-                .filter(|(o, slot)| o.required && slot.is_none())
-                .map(|(o, _)| &*o.name),
+                .filter(|&&i| slots[i].is_none())
+                .map(|&i| &*self.options[i].name),
         );
         out.check(ErrorKind::Required, missing, context);
         for (option, slot) in self.options.iter().zip(&slots) {
@@ -253,9 +271,9 @@ impl CompiledSpec {
                 self.check_type(option, params, slot, out, cx, context)?;
             }
         }
-        for (option, slot) in self.options.iter().zip(&slots) {
-            if let (Some(_), Some(slot)) = (&option.choices, *slot) {
-                check_choices(option, params, slot, out, context)?;
+        for &index in &self.at.choices {
+            if let Some(slot) = slots[index] {
+                check_choices(&self.options[index], params, slot, out, context)?;
             }
         }
         let p = &*params;
@@ -283,15 +301,13 @@ impl CompiledSpec {
         // The second pass of defaults: every option still missing, None included (all of them
         // None: the first pass added every other default).  Sub-option validation, which comes
         // next, adds `{}` for a missing option with `apply_defaults`: then all are added here.
-        if leave_none_tail {
-            let missing = || self.options.iter().zip(&slots).filter(|(_, s)| s.is_none());
-            let plain = |o: &OptionSpec| o.sub.as_ref().is_none_or(|s| !s.apply_defaults);
-            if missing().all(|(o, _)| plain(o) && matches!(o.default, Value::None)) {
-                out.none_tail = (0..self.options.len())
-                    .filter(|&i| slots[i].is_none())
-                    .collect();
-                return Ok(slots);
-            }
+        if leave_none_tail && self.at.apply_defaults.iter().all(|&i| slots[i].is_some()) {
+            // Sized first: collecting a filter would grow the vector step by step.
+            let missing = slots.iter().filter(|s| s.is_none()).count();
+            out.none_tail = Vec::with_capacity(missing);
+            out.none_tail
+                .extend((0..self.options.len()).filter(|&i| slots[i].is_none()));
+            return Ok(slots);
         }
         for (option, slot) in self.options.iter().zip(&mut slots) {
             if slot.is_none() {
@@ -302,16 +318,17 @@ impl CompiledSpec {
     }
 
     /// Keys of `params` that are neither options nor aliases.
-    pub(super) fn collect_unsupported(
-        &self,
-        params: &Params,
-        context: &[String],
-        out: &mut Outcome,
-    ) {
+    pub(super) fn collect_unsupported(&self, params: &Params, context: &[&str], out: &mut Outcome) {
         let paths: Vec<Vec<String>> = params
             .keys()
             .filter(|k| !self.is_legal(k))
-            .map(|k| context.iter().cloned().chain([k.to_string()]).collect())
+            .map(|k| {
+                context
+                    .iter()
+                    .map(|c| c.to_string())
+                    .chain([k.to_string()])
+                    .collect()
+            })
             .collect();
         if !paths.is_empty() {
             let supported = self.options.iter().map(|o| o.name.to_string()).collect();
@@ -326,6 +343,29 @@ impl CompiledSpec {
                 aliases,
             });
         }
+    }
+
+    /// `resolve_aliases`, and where each option is afterwards, found once for the listings and
+    /// checks that follow (nothing is removed from `params` from then on, and what is added
+    /// goes at the end), with whether a key is not an option's name (see `given_slots`).
+    /// Where every key is an option's name, no key is an alias: nothing to resolve.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn resolve_aliases_at(
+        &self,
+        params: &mut Params,
+    ) -> (
+        Vec<(String, String)>,
+        Vec<SharedAlias>,
+        Vec<Option<usize>>,
+        bool,
+    ) {
+        let (given, unknown) = self.given_slots(params);
+        if !unknown {
+            return (Vec::new(), Vec::new(), given, unknown);
+        }
+        let (both, shared) = self.resolve_aliases(params);
+        let (given, unknown) = self.given_slots(params);
+        (both, shared, given, unknown)
     }
 
     /// Copy each alias's value to its option (the alias key stays, as in ansible-core);
@@ -413,15 +453,18 @@ impl CompiledSpec {
     /// The first pass of defaults (options not given with a default other than None); the
     /// position of every option in `params` afterwards.
     /// Where each option is in `params` (by option index): the parameters' keys looked up
-    /// (fewer than the options, as a rule), rather than every option's name in the parameters.
-    fn given_slots(&self, params: &Params) -> Vec<Option<usize>> {
+    /// (fewer than the options, as a rule), rather than every option's name in the parameters;
+    /// and whether a key is not an option's name (an alias, or unsupported).
+    pub(super) fn given_slots(&self, params: &Params) -> (Vec<Option<usize>>, bool) {
         let mut slots = vec![None; self.options.len()];
+        let mut unknown = false;
         for (position, key) in params.keys().enumerate() {
-            if let Some(slot) = self.option_index(key).and_then(|i| slots.get_mut(i)) {
-                *slot = Some(position);
+            match self.key_index(key).and_then(|i| slots.get_mut(i)) {
+                Some(slot) => *slot = Some(position),
+                None => unknown = true,
             }
         }
-        slots
+        (slots, unknown)
     }
 
     /// `slots`: where each option given is (`given_slots`).  A default only adds its own
@@ -433,9 +476,9 @@ impl CompiledSpec {
         cx: &Context<'_>,
         mut slots: Vec<Option<usize>>,
     ) -> Result<Vec<Option<usize>>, Unhandled> {
-        for (option, slot) in self.options.iter().zip(&mut slots) {
-            if slot.is_none() && !matches!(option.default, Value::None) {
-                *slot = Some(self.set_default(option, params, out, cx)?);
+        for &index in &self.at.defaulted {
+            if slots[index].is_none() {
+                slots[index] = Some(self.set_default(&self.options[index], params, out, cx)?);
             }
         }
         Ok(slots)
@@ -462,9 +505,7 @@ impl CompiledSpec {
                 }
             }
         }
-        Ok(params
-            .insert_full(option.name.clone(), option.default.clone())
-            .0)
+        Ok(insert_option(params, option, option.default.clone()))
     }
 
     fn check_type(
@@ -474,7 +515,7 @@ impl CompiledSpec {
         slot: usize,
         out: &mut Outcome,
         cx: &Context<'_>,
-        context: &[String],
+        context: &[&str],
     ) -> Result<(), Unhandled> {
         let Some((_, value)) = params.get_index(slot) else {
             return Ok(());
@@ -485,6 +526,16 @@ impl CompiledSpec {
         }
         if option.elements.is_none() && super::convert::unchanged(option.kind, value) {
             return Ok(()); // the checked value is the value as it is
+        }
+        if let (TypeKind::List, Some(kind), Value::List(items)) =
+            (option.kind, option.elements, value)
+        {
+            if items
+                .iter()
+                .all(|item| super::convert::unchanged(kind, item))
+            {
+                return Ok(()); // the list itself, each element as it is: nothing to change
+            }
         }
         let found_in = |quote: &str, stop: &str| {
             if context.is_empty() {
@@ -557,7 +608,32 @@ impl CompiledSpec {
 }
 
 fn contains(choices: &[Value], value: &Value) -> bool {
+    if let Value::Str(text) = value {
+        // Only a str equals a str.
+        return choices
+            .iter()
+            .any(|c| matches!(c, Value::Str(choice) if choice == text));
+    }
     choices.iter().any(|c| c.py_eq(value))
+}
+
+/// `params[option.name] = value` with the name's hash known: the key's position.
+pub(super) fn insert_option(params: &mut Params, option: &OptionSpec, value: Value) -> usize {
+    use indexmap::map::raw_entry_v1::{RawEntryApiV1, RawEntryMut};
+    match params
+        .raw_entry_mut_v1()
+        .from_key_hashed_nocheck(option.hash, &*option.name)
+    {
+        RawEntryMut::Occupied(mut entry) => {
+            entry.insert(value);
+            entry.index()
+        }
+        RawEntryMut::Vacant(entry) => {
+            let index = entry.index();
+            entry.insert_hashed_nocheck(option.hash, option.name.clone(), value);
+            index
+        }
+    }
 }
 
 fn text_of(value: &Value) -> Result<String, Unhandled> {
@@ -571,7 +647,7 @@ fn check_choices(
     params: &mut Params,
     slot: usize,
     out: &mut Outcome,
-    context: &[String],
+    context: &[&str],
 ) -> Result<(), Unhandled> {
     let (Some(choices), Some((_, value))) = (&option.choices, params.get_index(slot)) else {
         return Ok(());

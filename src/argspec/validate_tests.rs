@@ -217,3 +217,23 @@ fn sub_options_carry_their_context() {
         [vec!["conn".to_string(), "extra".to_string()]]
     );
 }
+
+#[test]
+fn options_inserted_with_their_known_hash_are_found_by_name() {
+    let compiled = sample();
+    let mut map = params(&[("other", Value::Int(1))]);
+    for index in 0..compiled.options.len() {
+        let at = compiled.insert_option(&mut map, index, Value::Int(index as i64));
+        assert_eq!(at, index + 1);
+    }
+    for (index, option) in compiled.options.iter().enumerate() {
+        assert_eq!(map.get_index_of(&*option.name), Some(index + 1));
+        // Inserted again: the value replaced in place.
+        assert_eq!(
+            compiled.insert_option(&mut map, index, Value::None),
+            index + 1
+        );
+        assert_eq!(map.get(&*option.name), Some(&Value::None));
+    }
+    assert_eq!(map.len(), compiled.options.len() + 1);
+}

@@ -295,11 +295,18 @@ fn to_params_with_room(
         }
         let text = key.cast::<PyString>().map_err(|_| SURROGATES)?;
         let text = text.to_str().map_err(|_| SURROGATES)?;
-        let (key, sub) = match spec.and_then(|s| s.option_index(text).map(|i| &s.options[i])) {
-            Some(option) => (option.name.clone(), option.sub.as_deref().map(|s| &s.spec)),
-            None => (text.into(), None),
-        };
-        params.insert(key, to_value_for(&value, mode, depth, seen, sub)?);
+        match spec.and_then(|s| Some((s, s.option_index(text)?))) {
+            // The option's own name, inserted with its hash known.
+            Some((spec, index)) => {
+                let sub = spec.options[index].sub.as_deref().map(|s| &s.spec);
+                let value = to_value_for(&value, mode, depth, seen, sub)?;
+                spec.insert_option(&mut params, index, value);
+            }
+            None => {
+                let value = to_value_for(&value, mode, depth, seen, None)?;
+                params.insert(text.into(), value);
+            }
+        }
     }
     Ok(params)
 }
@@ -385,13 +392,17 @@ fn spec_input(
     callables: &mut Vec<Py<PyAny>>,
     names: &mut Vec<Py<PyString>>,
     sub_specs: &mut Vec<Py<PyAny>>,
+    sub_options: &mut Vec<SubObjects>,
 ) -> Result<SpecInput, Unhandled> {
     let mut input = SpecInput::default();
     let mut kept = Kept {
         callables,
         sub_specs,
+        sub_options: Vec::new(),
     };
-    options_input(argument_spec, &mut input, &mut kept, Some(names), 0)?;
+    let walked = options_input(argument_spec, &mut input, &mut kept, Some(names), None, 0);
+    *sub_options = kept.sub_options;
+    walked?;
     let [me, rt, roo, ri, rb] = checks.map(|c| to_value(c, Mode::Spec, 0).ok());
     input.mutually_exclusive = me;
     input.required_together = rt;
@@ -407,6 +418,15 @@ fn spec_input(
 struct Kept<'a> {
     callables: &'a mut Vec<Py<PyAny>>,
     sub_specs: &'a mut Vec<Py<PyAny>>,
+    /// Each sub-spec's option name objects and `default` objects, by the sub-spec's number.
+    sub_options: Vec<SubObjects>,
+}
+
+/// A sub-spec's own objects, by option index: its keys and its options' `default` objects.
+#[derive(Default)]
+struct SubObjects {
+    names: Vec<Py<PyString>>,
+    defaults: Vec<Option<Py<PyAny>>>,
 }
 
 fn options_input(
@@ -414,6 +434,7 @@ fn options_input(
     input: &mut SpecInput,
     kept: &mut Kept<'_>,
     mut names: Option<&mut Vec<Py<PyString>>>,
+    mut defaults: Option<&mut Vec<Option<Py<PyAny>>>>,
     depth: usize,
 ) -> Result<(), Unhandled> {
     if depth > MAX_DEPTH {
@@ -445,11 +466,19 @@ fn options_input(
             .cast::<PyDict>()
             .map_err(|_| Unhandled("spec: option not a dict"))?;
         let at = input.options.len();
+        if let Some(defaults) = defaults.as_deref_mut() {
+            defaults.push(None);
+        }
         let mut fields = crate::argspec::OptionInput::default();
         for (key, value) in option.iter() {
             let key: String = key
                 .extract()
                 .map_err(|_| Unhandled("spec: option key not a str"))?;
+            if key == "default" {
+                if let Some(slot) = defaults.as_deref_mut().and_then(|d| d.last_mut()) {
+                    *slot = Some(value.clone().unbind());
+                }
+            }
             if !OPTION_KEYS.contains(&key.as_str()) {
                 continue; // never read by ansible-core (`description`, `context`, ...)
             }
@@ -467,8 +496,19 @@ fn options_input(
                     source: Some(kept.sub_specs.len()),
                     ..SpecInput::default()
                 };
+                let number = kept.sub_specs.len();
                 kept.sub_specs.push(value.clone().unbind());
-                options_input(&value, &mut sub, kept, None, depth + 1)?;
+                kept.sub_options.push(SubObjects::default());
+                let mut own = SubObjects::default();
+                options_input(
+                    &value,
+                    &mut sub,
+                    kept,
+                    Some(&mut own.names),
+                    Some(&mut own.defaults),
+                    depth + 1,
+                )?;
+                kept.sub_options[number] = own;
                 // Names of callables met below belong to the one list every level indexes.
                 input.callable_names.append(&mut sub.callable_names);
                 input.sub_inputs.insert(at, sub);
@@ -691,6 +731,7 @@ fn compile_sources(
 ) -> Result<CompiledArgSpec, Unhandled> {
     let [argument_spec, checks @ ..] = sources;
     let (mut callables, mut names, mut sub_specs) = (Vec::new(), Vec::new(), Vec::new());
+    let mut sub_options = Vec::new();
     take_saw_tagged();
     let input = spec_input(
         argument_spec,
@@ -698,6 +739,7 @@ fn compile_sources(
         &mut callables,
         &mut names,
         &mut sub_specs,
+        &mut sub_options,
     )?;
     let spec = CompiledSpec::compile(&input)?;
     let tagged = take_saw_tagged();
@@ -705,7 +747,15 @@ fn compile_sources(
     let defaults = default_objects(argument_spec, &names);
     let alias_map = alias_map(argument_spec.py(), &spec, &names)
         .map_err(|_| Unhandled("spec: native compile error"))?;
+    let (sub_names, sub_defaults) = sub_options
+        .into_iter()
+        .map(|o| (o.names.into_boxed_slice(), o.defaults.into_boxed_slice()))
+        .unzip();
+    let sub_templates = sub_specs.iter().map(|_| Default::default()).collect();
     Ok(CompiledArgSpec {
+        sub_names,
+        sub_defaults,
+        sub_templates,
         spec,
         flavor,
         names,
@@ -768,6 +818,12 @@ struct CompiledArgSpec {
     callables: Vec<Py<PyAny>>,
     /// Sub-spec dicts, for ansible-core's `set_fallbacks` on sub-parameters.
     sub_specs: Vec<Py<PyAny>>,
+    /// Each sub-spec dict's own name objects (its keys), by the sub-spec's number.
+    sub_names: Vec<Box<[Py<PyString>]>>,
+    /// Each sub-spec's `default` objects, by the sub-spec's number and option index.
+    sub_defaults: Vec<Box<[Option<Py<PyAny>>]>>,
+    /// Each sub-spec's dicts of the shapes last met (see `template::SubTemplateSlot`).
+    sub_templates: Box<[template::SubTemplateSlot]>,
     /// Whether the spec holds ansible-core tagged objects (names, defaults, aliases).
     tagged: bool,
     /// The spec's `default` objects of the top-level options, by option index.

@@ -8,8 +8,9 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyList, PyString};
 
+use super::template::{SubTemplate, SubTemplateSlot};
 use super::{to_python, CompiledArgSpec};
-use crate::argspec::{Outcome, Value};
+use crate::argspec::{CompiledSpec, Outcome, Params, Value};
 
 /// The validated parameters as a dict keyed with the spec's own name objects; `given` is the
 /// parameter dict the core's input was made from.
@@ -24,11 +25,14 @@ pub(super) fn validated<'py>(
     // up by name where the positions do not say.
     let mut option_at: Vec<Option<usize>> = vec![None; map.len()];
     let mut placed = out.option_positions.len() == compiled.spec.options.len();
+    // The options without a position are those of `none_tail`, in the same (index) order:
+    // read in step.
+    let mut tail = out.none_tail.iter().peekable();
     for (index, position) in out.option_positions.iter().enumerate() {
         match position.map(|p| option_at.get_mut(p)) {
             Some(Some(slot)) => *slot = Some(index),
             Some(None) => placed = false,
-            None => placed &= out.none_tail.contains(&index),
+            None => placed &= tail.next_if_eq(&&index).is_some(),
         }
     }
     let mut strings = None;
@@ -52,7 +56,7 @@ pub(super) fn validated<'py>(
                     .is_some_and(|o| std::sync::Arc::ptr_eq(&o.name, key) || o.name == *key)
         }) {
             Some(index) => Some(index),
-            None => compiled.spec.option_index(key),
+            None => compiled.spec.key_index(key),
         };
         let key_object = match index.and_then(|i| compiled.names.get(i)) {
             Some(name) => name.bind(py).clone(),
@@ -73,7 +77,8 @@ pub(super) fn validated<'py>(
         }
         let was = match (value, at_position) {
             (Value::Bool(_), _) => None,
-            (_, Some((name, object))) if str_is(&name, key) => Some(object),
+            // The spec's own name object (as given keys mostly are), or the same text.
+            (_, Some((name, object))) if name.is(&key_object) || str_is(&name, key) => Some(object),
             _ if position < given_len => given.get_item(&key_object)?,
             _ => None,
         };
@@ -82,7 +87,8 @@ pub(super) fn validated<'py>(
             None if matches!(value, Value::Dict(_) | Value::List(_)) => {
                 // Asked once per result: the table is made from a spec's second result on.
                 let strings = *strings.get_or_insert_with(|| compiled.spec_strings(py));
-                to_python_reusing(py, value, was.as_ref(), strings)?
+                let below = index.and_then(|i| Below::of(compiled, &compiled.spec, i));
+                to_python_reusing(py, value, was.as_ref(), strings, below)?
             }
             None => to_python(py, value)?,
         };
@@ -213,16 +219,212 @@ impl SpecStrings {
     }
 }
 
+/// The sub-spec of an option with sub-options, for the dicts its value holds.
+#[derive(Clone, Copy)]
+struct Below<'a> {
+    compiled: &'a CompiledArgSpec,
+    spec: &'a CompiledSpec,
+    /// The sub-spec's number (see `CompiledSpec::source`).
+    source: usize,
+}
+
+impl<'a> Below<'a> {
+    /// The sub-spec of option `index` of `spec`, if it has one.
+    fn of(compiled: &'a CompiledArgSpec, spec: &'a CompiledSpec, index: usize) -> Option<Self> {
+        let sub = &spec.options.get(index)?.sub.as_deref()?.spec;
+        Some(Below {
+            compiled,
+            spec: sub,
+            source: sub.source?,
+        })
+    }
+
+    /// The sub-spec of this sub-spec's option `index`.
+    fn child(&self, index: usize) -> Option<Below<'a>> {
+        Below::of(self.compiled, self.spec, index)
+    }
+
+    /// The sub-spec of this sub-spec's option named `key`; looked up only where a sub-spec
+    /// holds sub-specs.
+    fn child_named(&self, key: &crate::argspec::Key) -> Option<Below<'a>> {
+        match self.spec.at.sub.is_empty() {
+            true => None,
+            false => self.child(self.spec.key_index(key)?),
+        }
+    }
+
+    /// The sub-spec's own default object for option `index`, where ansible-core's result
+    /// holds it: the option was added by the core (not given, nor under an alias; no fallback)
+    /// and its value is the default's as it is (an exact str, int or float equal to it).
+    fn default_object<'py>(
+        &self,
+        py: Python<'py>,
+        index: usize,
+        value: &Value,
+        given: &Bound<'py, PyDict>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let Some(default) = self
+            .compiled
+            .sub_defaults
+            .get(self.source)
+            .and_then(|d| d.get(index))
+            .and_then(Option::as_ref)
+        else {
+            return Ok(None);
+        };
+        let option = &self.spec.options[index];
+        let default = default.bind(py);
+        if option.fallback || !same_scalar(default, value) {
+            return Ok(None);
+        }
+        for alias in &option.aliases {
+            if given.contains(alias)? {
+                return Ok(None);
+            }
+        }
+        Ok(Some(default.clone()))
+    }
+
+    /// Whether `object` is option `index`'s own default object and `value` the default's
+    /// value, for an option without a fallback.
+    fn is_default_object(&self, object: &Bound<'_, PyAny>, index: usize, value: &Value) -> bool {
+        let option = &self.spec.options[index];
+        !option.fallback
+            && *value == option.default
+            && self
+                .compiled
+                .sub_defaults
+                .get(self.source)
+                .and_then(|d| d.get(index))
+                .and_then(Option::as_ref)
+                .is_some_and(|d| object.is(d))
+    }
+
+    fn slot(&self) -> Option<&'a SubTemplateSlot> {
+        self.compiled.sub_templates.get(self.source)
+    }
+
+    /// `map` (a sub-parameter dict of this sub-spec) as a copy of its kept template with the
+    /// values put in, if a template of its keys is kept and the caller's keys are its key
+    /// objects; `None` otherwise.
+    fn dict_from_template<'py>(
+        &self,
+        py: Python<'py>,
+        map: &Params,
+        given: Option<&Bound<'py, PyDict>>,
+        strings: Option<&SpecStrings>,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some(template) = self.slot().and_then(|slot| slot.find(map)) else {
+            return Ok(None);
+        };
+        let given_len = given.map_or(0, |g| g.len());
+        if given_len > template.len() {
+            return Ok(None);
+        }
+        // The core's map starts with the given dict's keys in its order: each given key must be
+        // the template's key object (a key of equal text but another object is left to the
+        // build key by key, which keeps the caller's object, as ansible-core's deep copy does).
+        if let Some(given) = given {
+            for (position, (name, _)) in given.iter().enumerate() {
+                if !name.is(template.key(py, position)) {
+                    return Ok(None);
+                }
+            }
+        }
+        let dict = template.copy(py)?;
+        let mut in_step = given.map(|g| g.iter());
+        for (position, (_, item)) in map.iter().enumerate() {
+            let was = match (&mut in_step, position < given_len) {
+                (Some(items), true) => items.next().map(|(_, object)| object),
+                _ => None,
+            };
+            let held = template.held(position).map(|h| h.bind(py));
+            if matches!(item, Value::None) {
+                if held.is_some() {
+                    dict.set_item(template.key(py, position), py.None())?;
+                }
+                continue;
+            }
+            let index = template.index(position);
+            let default = match given {
+                Some(given) if position >= given_len => {
+                    // The template holds the default object there and the core found the
+                    // default's value: what `default_object` would answer (an alias given
+                    // would be a key that is not an option's: another shape).
+                    if held.is_some_and(|h| self.is_default_object(h, index, item)) {
+                        continue;
+                    }
+                    self.default_object(py, index, item, given)?
+                }
+                _ => None,
+            };
+            let object = match default {
+                Some(default) => default,
+                None => to_python_reusing(py, item, was.as_ref(), strings, self.child(index))?,
+            };
+            if held.is_some_and(|h| h.is(&object)) {
+                continue;
+            }
+            dict.set_item(template.key(py, position), object)?;
+        }
+        Ok(Some(dict))
+    }
+
+    /// Keeps the template of `map`'s shape (each key's option index in `indexes`, `objects`
+    /// the result's values by position, `given_len` of them the caller's), if every key names
+    /// an option.
+    fn keep(
+        &self,
+        py: Python<'_>,
+        map: &Params,
+        indexes: &[Option<u32>],
+        objects: &[Bound<'_, PyAny>],
+        given_len: usize,
+    ) -> PyResult<()> {
+        let (Some(slot), Some(names)) = (self.slot(), self.compiled.sub_names.get(self.source))
+        else {
+            return Ok(());
+        };
+        let Some(indexes) = indexes.iter().copied().collect::<Option<Vec<u32>>>() else {
+            return Ok(());
+        };
+        let held = objects
+            .iter()
+            .enumerate()
+            .map(|(position, object)| lasting_below(object, position >= given_len))
+            .collect();
+        let keys = map.keys().cloned().collect();
+        if let Some(template) = SubTemplate::new(py, keys, indexes, names, held)? {
+            slot.add(template);
+        }
+        Ok(())
+    }
+}
+
+/// An object a sub-parameter dict's template may hold in place of None (every dict of its
+/// shape is given the object found, which is then the same, or set): True and False, and a
+/// str, int or float the caller did not give (a default, made of the spec's objects).
+fn lasting_below(object: &Bound<'_, PyAny>, added: bool) -> Option<Py<PyAny>> {
+    let held = object.is_exact_instance_of::<pyo3::types::PyBool>()
+        || (added
+            && (object.is_exact_instance_of::<PyString>()
+                || object.is_exact_instance_of::<pyo3::types::PyInt>()
+                || object.is_exact_instance_of::<PyFloat>()));
+    held.then(|| object.clone().unbind())
+}
+
 /// `value` as a Python object, made of the objects `given` (the caller's object it came
-/// from, if any) holds where they are equal str or float objects, as ansible-core's deep copy
+/// from, if any) holds where they are equal str, int or float objects, as ansible-core's deep copy
 /// keeps them, and of the spec's own strings for names and defaults: equal objects either way,
 /// made again for less.  Neither needs to line up: an object is taken only when it is an exact
-/// str or float equal to what the core found.
+/// str or float equal to what the core found.  `below`: the sub-spec of the option the value
+/// is of, if it has one (its dicts are made from templates).
 fn to_python_reusing<'py>(
     py: Python<'py>,
     value: &Value,
     given: Option<&Bound<'py, PyAny>>,
     strings: Option<&SpecStrings>,
+    below: Option<Below<'_>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     Ok(match value {
         Value::Str(text) => {
@@ -234,11 +436,25 @@ fn to_python_reusing<'py>(
                 None => PyString::new(py, text).into_any(),
             }
         }
-        Value::Float(_) if given.is_some_and(|g| same_scalar(g, value)) => {
+        Value::Int(_) | Value::Float(_) if given.is_some_and(|g| same_scalar(g, value)) => {
             given.cloned().unwrap_or_else(|| py.None().into_bound(py))
         }
         Value::Dict(map) => {
             let given = given.and_then(|g| g.cast_exact::<PyDict>().ok());
+            if let Some(below) = below {
+                if let Some(dict) = below.dict_from_template(py, map, given, strings)? {
+                    return Ok(dict.into_any());
+                }
+            }
+            if let Some(given) = given.filter(|g| below.is_none() && same_flat(g, map)) {
+                // The given dict as it is, of str keys and immutable scalars: its deep copy
+                // is a copy, holding the same objects.
+                return Ok(given.copy()?.into_any());
+            }
+            // A template is made once the spec is used again (as the table of strings is).
+            let keeping = below.filter(|_| strings.is_some());
+            let mut indexes: Vec<Option<u32>> = Vec::new();
+            let mut objects: Vec<Bound<'py, PyAny>> = Vec::new();
             let dict = PyDict::new(py);
             // The core's dict starts with the given dict's keys in its order (sub-option
             // defaults come after): read in step, each checked by name, looked up otherwise.
@@ -253,7 +469,7 @@ fn to_python_reusing<'py>(
                     let name = name.cast_into_exact::<PyString>().ok()?;
                     str_is(&name, key).then_some((name, object))
                 });
-                let (key, was) = match matched {
+                let (key_object, was) = match matched {
                     // The given key object itself, as ansible-core's deep copy keeps it.
                     Some((name, object)) => (name, Some(object)),
                     None => {
@@ -269,7 +485,36 @@ fn to_python_reusing<'py>(
                         (key, was)
                     }
                 };
-                dict.set_item(&key, to_python_reusing(py, item, was.as_ref(), strings)?)?;
+                // Added by the core (a default, or None): the option's index, for its
+                // default object.
+                let added = below.zip(given).filter(|_| position >= given_len);
+                let (child, default) = match (keeping, added) {
+                    (Some(below), _) | (None, Some((below, _))) => {
+                        let index = below.spec.key_index(key);
+                        if keeping.is_some() {
+                            indexes.push(index.and_then(|i| u32::try_from(i).ok()));
+                        }
+                        let default = match (index, added) {
+                            (Some(index), Some((_, given))) => {
+                                below.default_object(py, index, item, given)?
+                            }
+                            _ => None,
+                        };
+                        (index.and_then(|i| below.child(i)), default)
+                    }
+                    (None, None) => (below.and_then(|b| b.child_named(key)), None),
+                };
+                let object = match default {
+                    Some(default) => default,
+                    None => to_python_reusing(py, item, was.as_ref(), strings, child)?,
+                };
+                dict.set_item(&key_object, &object)?;
+                if keeping.is_some() {
+                    objects.push(object);
+                }
+            }
+            if let Some(below) = keeping {
+                below.keep(py, map, &indexes, &objects, given_len)?;
             }
             dict.into_any()
         }
@@ -278,7 +523,7 @@ fn to_python_reusing<'py>(
             let list = PyList::empty(py);
             for (index, item) in items.iter().enumerate() {
                 let was = given.and_then(|g| g.get_item(index).ok());
-                list.append(to_python_reusing(py, item, was.as_ref(), strings)?)?;
+                list.append(to_python_reusing(py, item, was.as_ref(), strings, below)?)?;
             }
             list.into_any()
         }
@@ -325,6 +570,32 @@ fn reused<'py>(
     // A container is the spec's own object only if it was not given (asked again here: the
     // object itself would be shared with the spec).
     Ok((plain && same(default, value, 0) && !given.contains(key)?).then(|| default.clone()))
+}
+
+/// Whether `given` holds exactly `map`: the same str keys in the same order, each value an
+/// immutable scalar equal to the core's (of the same type), nothing else.
+fn same_flat(given: &Bound<'_, PyDict>, map: &Params) -> bool {
+    let scalars = map.values().all(|v| {
+        matches!(
+            v,
+            Value::None | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Str(_)
+        )
+    });
+    if !scalars || given.len() != map.len() {
+        return false;
+    }
+    given.iter().zip(map).all(|((name, object), (key, value))| {
+        name.is_exact_instance_of::<PyString>()
+            && str_is(&name, key)
+            && match value {
+                Value::None => object.is_none(),
+                Value::Bool(b) => {
+                    object.is_exact_instance_of::<pyo3::types::PyBool>()
+                        && object.is_truthy().is_ok_and(|t| t == *b)
+                }
+                _ => same_scalar(&object, value),
+            }
+    })
 }
 
 /// An exact str, int or float equal to `value` (the same type: 1.0 is not 1, True is not 1).

@@ -11,6 +11,8 @@ use std::sync::{Arc, Mutex};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
+use crate::argspec::{Key, Params};
+
 /// The shape (option indexes in the dict's key order) last met, and once it was met twice in
 /// a row, its dict with every value None.
 pub(super) struct Template {
@@ -92,5 +94,117 @@ impl TemplateSlot {
             .unwrap_or_else(|p| p.into_inner())
             .replace(made);
         Ok(())
+    }
+}
+
+/// The dicts of one sub-spec's sub-parameters, kept by shape as `Template` keeps the top
+/// level's: a dict of the same keys in the same order is the kept one's copy with the values
+/// that differ put in place.  Its keys are the sub-spec's own name objects, so it is used only
+/// where the caller gave those very objects as keys (the keys the core added are the spec's
+/// own in ansible-core's result too).
+pub(super) struct SubTemplate {
+    /// By position: the option's name as the core's map holds it, and its index.
+    names: Box<[Key]>,
+    indexes: Box<[u32]>,
+    /// By position: the key object (the sub-spec's own name) and the object held in place of
+    /// None, if any (see `reuse::lasting_below`).
+    keys: Box<[Py<PyString>]>,
+    held: Box<[Option<Py<PyAny>>]>,
+    dict: Py<PyDict>,
+}
+
+impl SubTemplate {
+    /// A template of the shape `indexes` (the sub-spec's option index of each key in order,
+    /// with the names as the core's map holds them) holding `held` in place of None.
+    pub(super) fn new(
+        py: Python<'_>,
+        names: Vec<Key>,
+        indexes: Vec<u32>,
+        sub_names: &[Py<PyString>],
+        held: Vec<Option<Py<PyAny>>>,
+    ) -> PyResult<Option<SubTemplate>> {
+        let dict = PyDict::new(py);
+        let mut keys = Vec::with_capacity(indexes.len());
+        for (&index, object) in indexes.iter().zip(&held) {
+            let Some(key) = sub_names.get(index as usize) else {
+                return Ok(None);
+            };
+            match object {
+                Some(object) => dict.set_item(key.bind(py), object.bind(py))?,
+                None => dict.set_item(key.bind(py), py.None())?,
+            }
+            keys.push(key.clone_ref(py));
+        }
+        if dict.len() != indexes.len() || names.len() != indexes.len() {
+            return Ok(None); // a name twice: not a shape the core makes
+        }
+        Ok(Some(SubTemplate {
+            names: names.into_boxed_slice(),
+            indexes: indexes.into_boxed_slice(),
+            keys: keys.into_boxed_slice(),
+            held: held.into_boxed_slice(),
+            dict: dict.unbind(),
+        }))
+    }
+
+    /// Whether the core's map has this template's keys in its order.
+    fn matches(&self, map: &Params) -> bool {
+        self.names.len() == map.len()
+            && self
+                .names
+                .iter()
+                .zip(map.keys())
+                .all(|(name, key)| Arc::ptr_eq(name, key) || name == key)
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    pub(super) fn key<'py>(&self, py: Python<'py>, position: usize) -> &Bound<'py, PyString> {
+        self.keys[position].bind(py)
+    }
+
+    pub(super) fn index(&self, position: usize) -> usize {
+        self.indexes[position] as usize
+    }
+
+    pub(super) fn held(&self, position: usize) -> Option<&Py<PyAny>> {
+        self.held.get(position).and_then(Option::as_ref)
+    }
+
+    /// A new dict equal to the template's.
+    pub(super) fn copy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        self.dict.bind(py).copy()
+    }
+}
+
+/// A sub-spec's templates: the few shapes met last.
+#[derive(Default)]
+pub(super) struct SubTemplateSlot(Mutex<Vec<Arc<SubTemplate>>>);
+
+impl SubTemplateSlot {
+    const SHAPES: usize = 4;
+
+    /// The template of the core's map's keys, if one is kept.
+    pub(super) fn find(&self, map: &Params) -> Option<Arc<SubTemplate>> {
+        // Only the Arc is cloned under the lock: no Python code runs while it is held.
+        let kept = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        kept.iter().find(|t| t.matches(map)).cloned()
+    }
+
+    /// Keeps `template`, in place of the oldest one kept if there are enough.
+    pub(super) fn add(&self, template: SubTemplate) {
+        let template = Arc::new(template);
+        // The one it replaces is dropped after the lock is released.
+        let _replaced = {
+            let mut kept = self.0.lock().unwrap_or_else(|p| p.into_inner());
+            let replaced = match kept.len() >= Self::SHAPES {
+                true => Some(kept.remove(0)),
+                false => None,
+            };
+            kept.push(template);
+            replaced
+        };
     }
 }
