@@ -200,3 +200,14 @@ def test_generated_specs_validated_again_and_again_match_pure_python():
 
     check()
     assert native_count() - before > 100
+
+
+def test_options_left_none_after_results_of_the_same_shape_holding_bools():
+    """The top-level dict of the same keys in the same order, where an option was given (True or
+    False, which the kept dict then holds) and then not given (None, added last): None again."""
+    spec = {"a": {"type": "int"}, "b": {}, "c": {"type": "bool"}}
+    validator = arg_spec.ArgumentSpecValidator(spec)
+    pure_validator = arg_spec.ArgumentSpecValidator(spec)
+    sequence = [{"a": False}] * 3 + [{}] + [{"a": True, "c": False}] * 3 + [{"a": True}, {"c": None}, {}]
+    for params in sequence:
+        check(validator, pure_validator, dict(params))

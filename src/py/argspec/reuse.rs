@@ -107,6 +107,7 @@ pub(super) fn validated<'py>(
         // The template holds None, or an object every result of its shape may hold there
         // (see `lasting`): set only what differs.
         let none = py.None().into_bound(py);
+        let given_entries = entries.len();
         for (position, (key, object)) in entries.into_iter().enumerate() {
             let held = template.held(position);
             match (object, held) {
@@ -114,6 +115,16 @@ pub(super) fn validated<'py>(
                 (Some(object), _) => dict.set_item(key, object)?,
                 (None, Some(_)) => dict.set_item(key, &none)?,
                 (None, None) => {}
+            }
+        }
+        // The options of the none tail are None in this result, whatever the template holds
+        // there (a result of the same shape may have had True for an option given then).
+        let held_end = template.held_end();
+        for (position, &index) in shape.iter().enumerate().take(held_end).skip(given_entries) {
+            if template.held(position).is_some() {
+                if let Some(name) = compiled.names.get(index as usize) {
+                    dict.set_item(name.bind(py), &none)?;
+                }
             }
         }
         return Ok(dict);

@@ -20,12 +20,19 @@ pub(super) struct Template {
     dict: Option<Py<PyDict>>,
     /// By position: the object the dict holds there in place of None (see `reuse::lasting`).
     held: Box<[Option<Py<PyAny>>]>,
+    /// The position from which on the dict holds only None.
+    held_end: usize,
 }
 
 impl Template {
     /// What the template dict holds at `position` if not None.
     pub(super) fn held(&self, position: usize) -> Option<&Py<PyAny>> {
         self.held.get(position).and_then(Option::as_ref)
+    }
+
+    /// The position from which on the template holds only None.
+    pub(super) fn held_end(&self) -> usize {
+        self.held_end
     }
 }
 
@@ -82,10 +89,15 @@ impl TemplateSlot {
         if dict.is_none() {
             objects.clear(); // only a template with its dict holds objects
         }
+        let held_end = objects
+            .iter()
+            .rposition(Option::is_some)
+            .map_or(0, |last| last + 1);
         let made = Arc::new(Template {
             shape: shape.into_boxed_slice(),
             dict,
             held: objects.into_boxed_slice(),
+            held_end,
         });
         // The one it replaces is dropped after the lock is released.
         let _replaced = self
