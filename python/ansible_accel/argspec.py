@@ -62,7 +62,8 @@ def fast_path() -> t.Any:
         register_tagged_types()
         result_class = arg_spec_module.ValidationResult
         _fast = _native.ArgspecFastPath(
-            result_class, errors_module.AnsibleValidationErrorMultiple, errors_module, parameters_module, dict(parameters_module.DEFAULT_TYPE_VALIDATORS),
+            result_class, errors_module.AnsibleValidationErrorMultiple, errors_module, parameters_module,
+            dict(parameters_module.DEFAULT_TYPE_VALIDATORS),
             getattr(arg_spec_module, "_secrets", None),  # 2.22+: validate registers no_log values
             booleans_text(), no_log_default_strings(), _direct_results(result_class, errors_module),
             _fallback_no_log_strings(parameters_module),
@@ -249,8 +250,13 @@ def make_validate(original: t.Callable, arg_spec_module: t.Any, errors_module: t
             done = None
         if done is None:
             return the_long_way(self, parameters, args, kwargs)
-        if type(done) is not tuple:
-            return done
+        if type(done) is list:
+            # A new result (made as ValidationResult.__new__ makes it) and its attributes, set
+            # as its __init__ sets them, in its order.
+            (result, result._no_log_values, result._unsupported_parameters, result._supported_parameters,
+             result._validated_parameters, result._deprecations, result._warnings, result._aliases,
+             result.errors) = done
+            return result
         reason, given, found = done  # given up after ansible-core's fallbacks ran
         _counters.fallback(PATH, reason)
         if given is not None:

@@ -1,8 +1,10 @@
 //! The whole of `ArgumentSpecValidator.validate` for the common call, in one native call:
 //! the compiled spec found by the identity of the validator's spec and checks (and a
 //! [`Snapshot`] proving they were not changed in place), ansible-core's `set_fallbacks` run
-//! first when the spec has fallbacks, the core's validation, and the `ValidationResult` built
-//! with the attributes (and attribute order) its `__init__` gives.
+//! first when the spec has fallbacks, the core's validation, and a new `ValidationResult`
+//! (made by its type's `tp_new`) with the attributes its `__init__` gives, in that order: a
+//! list, whose items the caller (`argspec.py`) sets on the result as `__init__` would
+//! (Python's own attribute stores cost less than the C API's generic setattr).
 //!
 //! A call it does not take (tagged controller data, a replaced type checker, a spec the core
 //! does not compile) is answered `None` before any user code ran, and
@@ -198,8 +200,9 @@ impl ArgspecFastPath {
         })
     }
 
-    /// `validator.validate(parameters)` answered natively: a `ValidationResult`, `None` (not
-    /// taken: nothing ran), or a tuple (given up after fallbacks ran; see the module text).
+    /// `validator.validate(parameters)` answered natively: a new result and its attributes (a
+    /// list; see the module text), `None` (not taken: nothing ran), or a tuple (given up after
+    /// fallbacks ran).
     /// The caller has read the validator's spec and checks (`sources`, in `source_names`
     /// order), `parameters.DEFAULT_TYPE_VALIDATORS` and `arg_spec.set_fallbacks` just before:
     /// Python reads its own attributes for less than a native `getattr` costs.
@@ -511,8 +514,9 @@ impl ArgspecFastPath {
         Ok(result)
     }
 
-    /// A `ValidationResult` holding the core's outcome, with the side effects ansible-core's
-    /// validate has: `warn()` for sub-option messages, 2.22's secret registration.
+    /// The attributes of the `ValidationResult` holding the core's outcome, with the side
+    /// effects ansible-core's validate has: `warn()` for sub-option messages, 2.22's secret
+    /// registration.
     fn build_result<'py>(
         &self,
         py: Python<'py>,
@@ -550,22 +554,23 @@ impl ArgspecFastPath {
         let validated = super::reuse::validated(py, compiled, given, out)?;
         let result = new_instance(self.result_class.bind(py))?;
         let errors = self.new_multiple(py)?;
-        // The attributes in the order ValidationResult.__init__ sets them (set as it sets
-        // them: the instance keeps them as any ValidationResult does).
-        let fields = [
-            (intern!(py, "_no_log_values"), no_log.as_any()),
-            (intern!(py, "_unsupported_parameters"), unsupported.as_any()),
-            (intern!(py, "_supported_parameters"), supported.as_any()),
-            (intern!(py, "_validated_parameters"), validated.as_any()),
-            (intern!(py, "_deprecations"), deprecations.as_any()),
-            (intern!(py, "_warnings"), warnings.as_any()),
-            (intern!(py, "_aliases"), aliases.as_any()),
-            (intern!(py, "errors"), &errors),
-        ];
-        let generic = sets_generically(&result);
-        for (name, value) in fields {
-            set_attr_as(&result, generic, name, value)?;
-        }
+        // A new result and its attributes in the order ValidationResult.__init__ sets them:
+        // the caller (argspec.py's validate) sets them on it, as __init__ would (Python's own
+        // attribute stores cost less than the C API's generic setattr).
+        let fields = PyList::new(
+            py,
+            [
+                &result,
+                no_log.as_any(),
+                unsupported.as_any(),
+                supported.as_any(),
+                validated.as_any(),
+                deprecations.as_any(),
+                warnings.as_any(),
+                aliases.as_any(),
+                &errors,
+            ],
+        )?;
         let errors_module = self.errors_module.bind(py);
         for (kind, message) in &out.errors {
             let cls = errors_module.getattr(kind.class_name())?;
@@ -599,7 +604,7 @@ impl ArgspecFastPath {
                     .call_method1(intern!(py, "register_secrets"), (&no_log,))?;
             }
         }
-        Ok(result)
+        Ok(fields.into_any())
     }
 }
 
