@@ -311,7 +311,11 @@ def make_validate(original: t.Callable, arg_spec_module: t.Any, errors_module: t
         result = build_result(make, errors_module, compiled, outcome)
         result._no_log_values.update(fallback_no_log)
         if tagged:
-            retag_result(result, self.argument_spec, parameters, given, dict(outcome[8]))
+            try:
+                retag_result(result, self.argument_spec, parameters, given, dict(outcome[8]))
+            except _Ambiguous:
+                _counters.fallback(PATH, "value: equal strings of different tags in a tagged result")
+                return given_back(self, parameters, given, fallback_no_log, args, kwargs)
         if outcome[6]:
             warn = parameters_module.warn  # what _validate_sub_spec calls, looked up as it does
             for message in outcome[6]:
@@ -457,16 +461,48 @@ def _merge_into(target: dict, checked: dict, spec: dict, fallbacks: t.Any = None
     return target
 
 
-def _strings(obj: t.Any, found: dict, keys: bool = True, depth: int = 0) -> dict:
-    """Every str object in ``obj`` (dict keys too), the first of equal ones kept."""
+class _Strings(dict):
+    """Every str object met (dict keys too) by its text, the first of equal ones kept, and the
+    texts met as objects that differ in more than identity (type or tags): for those, which one
+    ansible-core's result holds depends on where it took it from, which a lookup by text cannot
+    tell (`pick` raises `_Ambiguous`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ambiguous: set = set()
+
+    def add(self, obj: str) -> None:
+        kept = self.setdefault(obj, obj)
+        if kept is not obj and kept not in self.ambiguous and _flavor(kept) != _flavor(obj):
+            self.ambiguous.add(kept)
+
+    def pick(self, text: str, default: t.Any) -> t.Any:
+        if text in self.ambiguous:
+            raise _Ambiguous(text)
+        return self.get(text, default)
+
+
+class _Ambiguous(Exception):
+    """A result string whose object cannot be told by its text (see `_Strings`)."""
+
+
+def _flavor(obj: str) -> tuple:
+    """What tells equal strings apart but their identity: type and tags."""
+    from ansible.module_utils._internal._datatag import AnsibleTagHelper
+
+    return type(obj), AnsibleTagHelper.tags(obj)
+
+
+def _strings(obj: t.Any, found: _Strings, keys: bool = True, depth: int = 0) -> _Strings:
+    """Every str object in ``obj`` (dict keys too) added to ``found``."""
     if depth > 64:
         return found
     if isinstance(obj, str):
-        found.setdefault(obj, obj)
+        found.add(obj)
     elif isinstance(obj, dict):
         for key, value in obj.items():
             if keys and isinstance(key, str):
-                found.setdefault(key, key)
+                found.add(key)
             _strings(value, found, keys, depth + 1)
     elif isinstance(obj, (list, tuple)):
         for item in obj:
@@ -477,26 +513,37 @@ def _strings(obj: t.Any, found: dict, keys: bool = True, depth: int = 0) -> dict
 def retag_result(result: t.Any, spec: dict, parameters: t.Any, given: t.Any, returned: dict | None = None) -> None:
     """Puts the tagged objects ansible-core's validate() would hold into a native ``result``
     (whose strings and containers are builtins); ``returned``: what callable types returned
-    for options given tagged values, which ansible-core's result holds as they are."""
+    for options given tagged values, which ansible-core's result holds as they are.
+    Raises `_Ambiguous` (before changing ``result``) where a string's object cannot be told by
+    its text: the caller then leaves the call to ansible-core."""
     base = _copy_params(parameters, {})
     fallbacks = given if given is not parameters else None
-    in_params = _strings(base, {})
-    result._validated_parameters = _merge_into(base, result._validated_parameters, spec, fallbacks, returned)
-    in_spec = _strings(spec, {})
+    in_params = _strings(base, _Strings())
+    validated = _merge_into(base, result._validated_parameters, spec, fallbacks, returned)
+    in_spec = _strings(spec, _Strings())
     if fallbacks is not None:
         _strings(fallbacks, in_params)
-    _strings(result._validated_parameters, in_params, keys=False)
-    result._no_log_values = {in_params.get(v, in_spec.get(v, v)) if isinstance(v, str) else v
-                             for v in result._no_log_values}
-    result._unsupported_parameters = {
-        tuple(in_params.get(p, p) for p in item) if isinstance(item, tuple) else in_params.get(item, item)
+    _strings(validated, in_params, keys=False)
+    param = in_params.pick
+    named = in_spec.pick
+    no_log_values = {(param(v, None) if v in in_params else named(v, v)) if isinstance(v, str) else v
+                     for v in result._no_log_values}
+    unsupported = {
+        tuple(param(p, p) for p in item) if isinstance(item, tuple) else param(item, item)
         for item in result._unsupported_parameters
     }
-    result._supported_parameters = {
-        path: ([in_spec.get(n, n) for n in names], {in_spec.get(a, a): in_spec.get(o, o) for a, o in aliases.items()})
+    supported = {
+        path: ([named(n, n) for n in names], {named(a, a): named(o, o) for a, o in aliases.items()})
         for path, (names, aliases) in result._supported_parameters.items()
     }
-    result._aliases = {in_spec.get(a, a): in_spec.get(o, o) for a, o in result._aliases.items()}
-    result._warnings = [{k: in_spec.get(v, v) for k, v in w.items()} for w in result._warnings]
-    result._deprecations = [{k: (v if k == "msg" else in_spec.get(v, v) if isinstance(v, str) else v)
-                             for k, v in d.items()} for d in result._deprecations]
+    aliases = {named(a, a): named(o, o) for a, o in result._aliases.items()}
+    warnings = [{k: named(v, v) for k, v in w.items()} for w in result._warnings]
+    deprecations = [{k: (v if k == "msg" else named(v, v) if isinstance(v, str) else v) for k, v in d.items()}
+                    for d in result._deprecations]
+    result._validated_parameters = validated
+    result._no_log_values = no_log_values
+    result._unsupported_parameters = unsupported
+    result._supported_parameters = supported
+    result._aliases = aliases
+    result._warnings = warnings
+    result._deprecations = deprecations

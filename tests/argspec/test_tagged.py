@@ -109,3 +109,46 @@ def test_callable_type_result_holds_the_tagged_value(checker_name):
     expected = outcome(lambda p: ORIGINAL_VALIDATE(arg_spec.ArgumentSpecValidator(spec), p), {"that": value})
     assert got == expected
     assert "Origin" in repr(got["validated"])
+
+
+def _fallbacks(reason):
+    from ansible_accel import _counters
+
+    return _counters.snapshot()["argspec"]["fallback"].get(reason, 0)
+
+
+AMBIGUOUS = "value: equal strings of different tags in a tagged result"
+
+
+def _origin(value, line):
+    return AnsibleTagHelper.tag(value, [Origin(path="/roles/x/meta/argument_specs.yml", line_num=line)])
+
+
+@pytest.mark.parametrize("versions", [
+    (_origin("2.99", 1), "2.99"),
+    ("2.99", _origin("2.99", 2)),
+    (_origin("2.99", 1), _origin("2.99", 2)),
+], ids=["first tagged", "second tagged", "different origins"])
+def test_equal_strings_of_different_tags_are_told_apart(versions):
+    """Two options deprecated in the same version, the version strings told apart only by their
+    tags: ansible-core's deprecations hold each option's own object, which the native result's
+    strings (found again by their text) cannot tell: the call is left to ansible-core, counted."""
+    spec = {"a": {"removed_in_version": versions[0]}, "b": {"removed_in_version": versions[1]}}
+    params = {_origin("a", 5): None, "b": None}
+    before = _fallbacks(AMBIGUOUS)
+    got = outcome(arg_spec.ArgumentSpecValidator(spec).validate, dict(params))
+    expected = outcome(lambda p: ORIGINAL_VALIDATE(arg_spec.ArgumentSpecValidator(spec), p), dict(params))
+    assert got == expected
+    assert _fallbacks(AMBIGUOUS) == before + 1
+
+
+def test_equal_strings_of_the_same_tags_stay_native():
+    """The same text with the same tags in both places: either object is the one ansible-core
+    holds (equal, with equal tags), and the native path answers."""
+    spec = {"a": {"removed_in_version": _origin("2.99", 1)}, "b": {"removed_in_version": _origin("2.99", 1)}}
+    params = {_origin("a", 5): None, "b": None}
+    before, native_before = _fallbacks(AMBIGUOUS), native_count()
+    got = outcome(arg_spec.ArgumentSpecValidator(spec).validate, dict(params))
+    expected = outcome(lambda p: ORIGINAL_VALIDATE(arg_spec.ArgumentSpecValidator(spec), p), dict(params))
+    assert got == expected
+    assert _fallbacks(AMBIGUOUS) == before and native_count() == native_before + 1
