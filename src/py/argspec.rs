@@ -61,11 +61,12 @@ thread_local! {
     static SAW_TAGGED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// Whether a reused spec is proven unchanged by the dicts' version tags rather than by a walk
-/// (see `snapshot`): for the tests, which change specs in place either way.
+/// Whether a reused spec is proven unchanged by the dicts' version tags and the lists' items
+/// read in place rather than by a walk (see `snapshot`): for the tests, which change specs in
+/// place either way.
 #[pyfunction]
 fn argspec_quick_spec_check(py: Python<'_>) -> bool {
-    snapshot::version_tags_usable(py)
+    snapshot::version_tags_usable(py) && snapshot::list_layout_usable(py)
 }
 
 /// Registers ansible-core's tagged types (str, int, float, list, dict); the first call wins.

@@ -254,22 +254,38 @@ unsafe fn list_items<'a>(list: *mut ffi::PyObject) -> &'a [usize] {
 
 static LIST_LAYOUT: OnceLock<bool> = OnceLock::new();
 
-/// Whether lists here keep their length and items where `list_items` reads them (asked once,
-/// as `version_tags_usable` is).
-fn list_layout_usable(py: Python<'_>) -> bool {
-    if let Some(&usable) = LIST_LAYOUT.get() {
+/// Whether lists here keep their length and items where `list_items` reads them (asked once).
+pub(super) fn list_layout_usable(py: Python<'_>) -> bool {
+    probed_once(&LIST_LAYOUT, py, probe_list_layout)
+}
+
+/// What `probe` answers, asked once per process and kept in `cell`.  Probed outside the cell:
+/// a probe runs Python code, during which another thread may take the GIL; a OnceLock
+/// initialiser must never wait for the GIL (deadlock, or a child forked meanwhile finding the
+/// cell forever "being initialised").
+fn probed_once(
+    cell: &OnceLock<bool>,
+    py: Python<'_>,
+    probe: fn(Python<'_>) -> PyResult<bool>,
+) -> bool {
+    if let Some(&usable) = cell.get() {
         return usable;
     }
-    let usable = probe_list_layout(py).unwrap_or(false);
-    *LIST_LAYOUT.get_or_init(|| usable)
+    let usable = probe(py).unwrap_or(false);
+    *cell.get_or_init(|| usable)
+}
+
+/// Whether this is CPython 3.11 to 3.13, whose dict and list layouts the probes look for.
+fn known_layouts(py: Python<'_>) -> bool {
+    let version = py.version_info();
+    version.major == 3 && (11..=13).contains(&version.minor)
 }
 
 /// CPython 3.11 to 3.13 only, and then only if `list_items` reads what `PyList_Size` and
 /// `PyList_GetItem` give, on lists grown, shrunk, changed in place and emptied.
 fn probe_list_layout(py: Python<'_>) -> PyResult<bool> {
     use pyo3::types::{PyList, PyListMethods};
-    let version = py.version_info();
-    if version.major != 3 || !(11..=13).contains(&version.minor) {
+    if !known_layouts(py) {
         return Ok(false);
     }
     let same = |list: &Bound<'_, PyList>| -> bool {
@@ -310,21 +326,13 @@ static VERSION_TAGS: OnceLock<bool> = OnceLock::new();
 
 /// Whether dicts here carry version tags that change on every change (asked once).
 pub(super) fn version_tags_usable(py: Python<'_>) -> bool {
-    if let Some(&usable) = VERSION_TAGS.get() {
-        return usable;
-    }
-    // Probed outside the cell: the probe runs Python code, during which another thread may take
-    // the GIL; a OnceLock initialiser must never wait for the GIL (deadlock, or a child forked
-    // meanwhile finding the cell forever "being initialised").
-    let usable = probe_version_tags(py).unwrap_or(false);
-    *VERSION_TAGS.get_or_init(|| usable)
+    probed_once(&VERSION_TAGS, py, probe_version_tags)
 }
 
 /// CPython 3.11 to 3.13 only (3.14 stopped changing the tag), and then only if the fields sit
 /// where expected and the tag changes on each kind of change tried here.
 fn probe_version_tags(py: Python<'_>) -> PyResult<bool> {
-    let version = py.version_info();
-    if version.major != 3 || !(11..=13).contains(&version.minor) {
+    if !known_layouts(py) {
         return Ok(false);
     }
     let code = c"
