@@ -189,25 +189,8 @@ impl CompiledSpec {
         Ok(())
     }
 
-    /// One sub-parameter dict: its fallbacks (ansible-core's own), then `validate_sub_level`.
+    /// One sub-parameter dict: its fallbacks (ansible-core's own), then its validation.
     fn validate_sub_dict<'s>(
-        &'s self,
-        dict: &mut Params,
-        cx: &Context<'_>,
-        prefix: Prefix<'_>,
-        context: &mut Vec<&'s str>,
-        out: &mut Outcome,
-        deferred: &mut Vec<Vec<(&'static str, Value)>>,
-    ) -> Result<(), Unhandled> {
-        if let (Some(source), true) = (self.source, self.has_fallbacks()) {
-            let (added, secrets) = cx.delegate.fallbacks(source, dict)?;
-            dict.extend(added.into_iter().map(|(k, v)| (k.into(), v)));
-            out.no_log_values.extend(secrets);
-        }
-        self.validate_sub_level(dict, cx, prefix, context, out, deferred)
-    }
-
-    fn validate_sub_level<'s>(
         &'s self,
         params: &mut Params,
         cx: &Context<'_>,
@@ -216,6 +199,11 @@ impl CompiledSpec {
         out: &mut Outcome,
         deferred: &mut Vec<Vec<(&'static str, Value)>>,
     ) -> Result<(), Unhandled> {
+        if let (Some(source), true) = (self.source, self.has_fallbacks()) {
+            let (added, secrets) = cx.delegate.fallbacks(source, params)?;
+            params.extend(added.into_iter().map(|(k, v)| (k.into(), v)));
+            out.no_log_values.extend(secrets);
+        }
         let mut found_deprecated = Vec::new();
         if self.at.deprecated_aliases {
             for alias in self.options.iter().flat_map(|o| &o.deprecated_aliases) {
