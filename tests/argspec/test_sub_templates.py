@@ -1,8 +1,10 @@
 """Sub-parameter dicts of a reused validator: once a spec is used again, a sub-dict of a shape
 met before is made from a kept template (a copy with the values put in place).  Call after
 call, with the shapes changing, values changing within one shape, and keys that are or are not
-the spec's own name objects, every result must equal ansible-core's, holding the same objects
-(given values and keys, the spec's defaults) where ansible-core's does."""
+the spec's own name objects, every result must equal ansible-core's, holding the same value
+objects (given values, the spec's defaults) where ansible-core's does.  Keys are compared by
+type and text, not by object: the native result may hold the spec's own name where
+ansible-core's deep copy keeps the caller's equal str (the top-level dict does the same)."""
 
 from __future__ import annotations
 
@@ -87,9 +89,9 @@ def nic(shape, values, fresh_keys):
 
 
 def relations(value, given, spec_options):
-    """Which objects a result holds: per key, whether the key object is the given one, and
-    for the value whether it is the given object or the spec's default object (recursively
-    for sub-dicts)."""
+    """Which objects a result holds: per key, its type and whether it was given, and for the
+    value whether it is the given object or the spec's default object (recursively for
+    sub-dicts)."""
     if isinstance(value, list):
         given_list = given if isinstance(given, list) else []
         return [relations(v, given_list[i] if i < len(given_list) else None, spec_options)
@@ -98,13 +100,13 @@ def relations(value, given, spec_options):
         return None
     spec_options = spec_options or {}
     given = given if isinstance(given, dict) else {}
-    given_keys = {k: k for k in given}
     out = []
     for key, item in value.items():
         option = spec_options.get(key, {})
         out.append((
             key,
-            key in given_keys and key is given_keys[key],
+            type(key).__name__,
+            key in given,
             type(item).__name__,
             item is given.get(key),
             item is option.get("default"),

@@ -316,8 +316,8 @@ impl<'a> Below<'a> {
     }
 
     /// `map` (a sub-parameter dict of this sub-spec) as a copy of its kept template with the
-    /// values put in, if a template of its keys is kept and the caller's keys are its key
-    /// objects; `None` otherwise.
+    /// values put in, if a template of its keys is kept and the caller's keys are exact str
+    /// of its keys' text; `None` otherwise.
     fn dict_from_template<'py>(
         &self,
         py: Python<'py>,
@@ -333,11 +333,15 @@ impl<'a> Below<'a> {
             return Ok(None);
         }
         // The core's map starts with the given dict's keys in its order: each given key must be
-        // the template's key object (a key of equal text but another object is left to the
-        // build key by key, which keeps the caller's object, as ansible-core's deep copy does).
+        // an exact str of the template key's text.  The result then holds the sub-spec's own
+        // name object as the key where ansible-core's deep copy keeps the caller's equal str
+        // (as the top-level dict does): the same keys, in the same order.
         if let Some(given) = given {
             for (position, (name, _)) in given.iter().enumerate() {
-                if !name.is(template.key(py, position)) {
+                let same = name.is(template.key(py, position))
+                    || (name.is_exact_instance_of::<PyString>()
+                        && str_is(&name, template.name(position)));
+                if !same {
                     return Ok(None);
                 }
             }

@@ -111,9 +111,9 @@ impl TemplateSlot {
 
 /// The dicts of one sub-spec's sub-parameters, kept by shape as `Template` keeps the top
 /// level's: a dict of the same keys in the same order is the kept one's copy with the values
-/// that differ put in place.  Its keys are the sub-spec's own name objects, so it is used only
-/// where the caller gave those very objects as keys (the keys the core added are the spec's
-/// own in ansible-core's result too).
+/// that differ put in place.  Its keys are the sub-spec's own name objects, used where the
+/// caller gave exact str keys of the same text (the keys the core added are the spec's own in
+/// ansible-core's result too).
 pub(super) struct SubTemplate {
     /// By position: the option's name as the core's map holds it, and its index.
     names: Box<[Key]>,
@@ -175,6 +175,11 @@ impl SubTemplate {
 
     pub(super) fn key<'py>(&self, py: Python<'py>, position: usize) -> &Bound<'py, PyString> {
         self.keys[position].bind(py)
+    }
+
+    /// The text of the key at `position`.
+    pub(super) fn name(&self, position: usize) -> &str {
+        &self.names[position]
     }
 
     pub(super) fn index(&self, position: usize) -> usize {
