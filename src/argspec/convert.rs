@@ -2,7 +2,7 @@
 //! result (value or error text) is certain; anything subtler is `Unhandled`.
 
 use super::spec::TypeKind;
-use super::value::{Params, Value};
+use super::value::{Params, Text, Value};
 use super::{CoreFlavor, Unhandled};
 
 /// Converted value, or the text of the `TypeError` ansible-core raises.
@@ -44,9 +44,9 @@ pub fn unchanged(kind: TypeKind, value: &Value) -> bool {
 fn to_str(value: &Value) -> Converted {
     match value {
         Value::Str(_) => Ok(Ok(value.clone())),
-        Value::None => Ok(Ok(Value::Str(String::new()))),
+        Value::None => Ok(Ok(Value::Str(Text::default()))),
         _ => match value.scalar_text() {
-            Some(text) => Ok(Ok(Value::Str(text))),
+            Some(text) => Ok(Ok(Value::Str(text.into()))),
             None => Err(Unhandled("value: str() of a float or container")),
         },
     }
@@ -126,7 +126,11 @@ fn plain_decimal(s: &str) -> bool {
 fn to_bool(value: &Value, flavor: &CoreFlavor) -> Converted {
     let normalized = match value {
         Value::Bool(_) => return Ok(Ok(value.clone())),
-        Value::Str(s) if s.is_ascii() => Value::Str(python_ascii_strip(s).to_ascii_lowercase()),
+        Value::Str(s) if s.is_ascii() => {
+            let mut lower = Text::from(python_ascii_strip(s));
+            lower.as_mut_str().make_ascii_lowercase();
+            Value::Str(lower)
+        }
         Value::Str(_) => return Err(Unhandled("value: non-ASCII str to bool")),
         Value::Int(_) | Value::Float(_) => value.clone(),
         _ => {
@@ -231,7 +235,7 @@ fn key_value_text(text: &str) -> Result<Value, String> {
                 "unable to evaluate string in the \"key=value\" format as dictionary".into(),
             );
         };
-        dict.insert(key.into(), Value::Str(val.to_owned()));
+        dict.insert(key.into(), Value::Str(val.into()));
     }
     Ok(Value::Dict(dict))
 }

@@ -36,7 +36,7 @@ fn value() -> impl Strategy<Value = Value> {
             Just("~/x".into()),
             Just("$HOME/x".into()),
         ]
-        .prop_map(Value::Str),
+        .prop_map(|s| Value::Str(s.into())),
     ];
     leaf.prop_recursive(3, 24, 4, |inner| {
         prop_oneof![

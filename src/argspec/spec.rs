@@ -550,7 +550,7 @@ fn deprecated_aliases(v: &Value) -> Result<Vec<DeprecatedAlias>, Unhandled> {
             };
             let get = |k: &str| d.get(k).cloned().unwrap_or(Value::None);
             Ok(DeprecatedAlias {
-                name: name.clone(),
+                name: name.to_string(),
                 version: get("version"),
                 date: get("date"),
                 collection_name: get("collection_name"),
@@ -586,7 +586,7 @@ fn names(v: &Value, reason: &'static str) -> Result<Option<Vec<String>>, Unhandl
         Value::List(items) => items
             .iter()
             .map(|i| match i {
-                Value::Str(s) => Ok(s.clone()),
+                Value::Str(s) => Ok(s.to_string()),
                 _ => Err(Unhandled(reason)),
             })
             .collect::<Result<Vec<_>, _>>()
@@ -665,7 +665,7 @@ fn required_if(v: &Option<Value>) -> Result<Vec<RequiredIf>, Unhandled> {
                 return Err(Unhandled(REASON));
             }
             Ok(RequiredIf {
-                key: key.clone(),
+                key: key.to_string(),
                 value: value.clone(),
                 requirements: names(reqs, REASON)?.unwrap_or_default(),
                 any,
@@ -681,7 +681,7 @@ fn required_by(v: &Option<Value>) -> Result<Vec<(String, Vec<String>)>, Unhandle
         Value::Dict(map) => map
             .iter()
             .map(|(key, value)| match value {
-                Value::Str(single) => Ok((key.to_string(), vec![single.clone()])),
+                Value::Str(single) => Ok((key.to_string(), vec![single.to_string()])),
                 _ => Ok((
                     key.to_string(),
                     names(value, REASON)?.ok_or(Unhandled(REASON))?,

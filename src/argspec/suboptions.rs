@@ -95,7 +95,7 @@ impl CompiledSpec {
             };
             if let Some(removal) = &option.removal {
                 out.deprecations.push(vec![
-                    ("msg", Value::Str(format!("Param '{name}' is deprecated. See the module docs for more information"))),
+                    ("msg", Value::Str(format!("Param '{name}' is deprecated. See the module docs for more information").into())),
                     (if removal.at_date { "date" } else { "version" }, removal.when.clone()),
                     ("collection_name", removal.collection_name.clone()),
                 ]);

@@ -155,9 +155,10 @@ pub(super) fn alias_deprecation(
     vec![
         (
             "msg",
-            Value::Str(format!(
-                "Alias '{name}' is deprecated. See the module docs for more information"
-            )),
+            Value::Str(
+                format!("Alias '{name}' is deprecated. See the module docs for more information")
+                    .into(),
+            ),
         ),
         ("version", alias.version.clone()),
         ("date", alias.date.clone()),
@@ -494,7 +495,7 @@ impl CompiledSpec {
     ) -> Result<usize, Unhandled> {
         if option.no_log && option.default.truthy() {
             match &option.default {
-                Value::Str(s) => out.no_log_values.push(s.clone()),
+                Value::Str(s) => out.no_log_values.push(s.to_string()),
                 _ if cx.flavor.no_log_default_strings => {
                     secret_strings(&option.default, &mut out.no_log_values)?
                 }
@@ -723,13 +724,13 @@ fn single_boolean_choice(choices: &[Value], set: &[&str]) -> Result<Option<Value
             _ => {}
         }
     }
-    Ok((found.len() == 1).then(|| Value::Str(found[0].to_owned())))
+    Ok((found.len() == 1).then(|| Value::Str(found[0].into())))
 }
 
 /// `_return_datastructure_name`: the strings a no_log value contributes.
 pub(super) fn secret_strings(value: &Value, into: &mut Vec<String>) -> Result<(), Unhandled> {
     match value {
-        Value::Str(s) if !s.is_empty() => into.push(s.clone()),
+        Value::Str(s) if !s.is_empty() => into.push(s.to_string()),
         Value::Str(_) | Value::None | Value::Bool(_) => {}
         Value::Int(i) => into.push(i.to_string()),
         Value::Float(_) => return Err(Unhandled("value: no_log float")),

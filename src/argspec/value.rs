@@ -10,13 +10,17 @@ pub type Params = IndexMap<Key, Value, rustc_hash::FxBuildHasher>;
 /// without being copied.
 pub type Key = std::sync::Arc<str>;
 
+/// A str value: up to 24 bytes held inline, as most parameter values are (no allocation to
+/// make, clone or free one).
+pub type Text = compact_str::CompactString;
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
     None,
     Bool(bool),
     Int(i64),
     Float(f64),
-    Str(String),
+    Str(Text),
     List(Vec<Value>),
     Dict(Params),
 }
@@ -90,7 +94,7 @@ impl Value {
             Value::Bool(true) => Some("True".into()),
             Value::Bool(false) => Some("False".into()),
             Value::Int(i) => Some(i.to_string()),
-            Value::Str(s) => Some(s.clone()),
+            Value::Str(s) => Some(s.to_string()),
             _ => None,
         }
     }
@@ -137,7 +141,7 @@ mod tests {
 
     #[test]
     fn truthiness_and_text() {
-        assert!(!Value::Str(String::new()).truthy());
+        assert!(!Value::Str(Text::default()).truthy());
         assert!(Value::Float(0.1).truthy());
         assert_eq!(Value::Bool(false).scalar_text().as_deref(), Some("False"));
         assert_eq!(Value::Float(0.1).scalar_text(), None);

@@ -162,8 +162,11 @@ fn to_value_for(
     };
     match base {
         Base::Str => obj
-            .extract::<String>()
-            .map(Value::Str)
+            .cast::<PyString>()
+            .ok()
+            .and_then(|s| s.to_str().ok())
+            .map(|s| Value::Str(s.into()))
+            .ok_or(())
             .map_err(|_| Unhandled("value: str with surrogates")),
         Base::Int => obj
             .extract::<i64>()
