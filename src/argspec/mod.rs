@@ -7,6 +7,7 @@
 
 mod checks;
 pub mod convert;
+mod key;
 #[cfg(test)]
 mod proptests;
 mod spec;

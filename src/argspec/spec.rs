@@ -310,7 +310,7 @@ impl CompiledSpec {
         let by_address = options
             .iter()
             .enumerate()
-            .map(|(i, o)| (address(&o.name), i))
+            .filter_map(|(i, o)| Some((o.name.interned_address()?, i)))
             .collect();
         Ok(CompiledSpec {
             by_address,
@@ -347,7 +347,7 @@ impl CompiledSpec {
     /// `option_index` for a parameter dict's key: found by address where it is the option's
     /// own name (as the keys the glue and the core put in are), by text otherwise.
     pub fn key_index(&self, key: &super::value::Key) -> Option<usize> {
-        match self.by_address.get(&address(key)) {
+        match key.interned_address().and_then(|a| self.by_address.get(&a)) {
             Some(&index) => Some(index),
             None => self.option_index(key),
         }
@@ -375,10 +375,6 @@ impl CompiledSpec {
 }
 
 /// Where a name's text is: the identity of a shared name.
-fn address(name: &super::value::Key) -> usize {
-    std::sync::Arc::as_ptr(name) as *const u8 as usize
-}
-
 fn plain<'a>(fields: &'a OptionInput, key: &str) -> Result<&'a Value, Unhandled> {
     match fields.get(key) {
         None => Ok(&Value::None),
@@ -441,7 +437,7 @@ fn compile_option(
     }
     Ok(OptionSpec {
         hash: std::hash::BuildHasher::hash_one(&rustc_hash::FxBuildHasher, name),
-        name: name.into(),
+        name: super::value::Key::interned(name),
         kind,
         elements,
         required,

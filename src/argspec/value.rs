@@ -6,9 +6,7 @@ use indexmap::IndexMap;
 /// often per call, so with a fast hasher.
 pub type Params = IndexMap<Key, Value, rustc_hash::FxBuildHasher>;
 
-/// A parameter name: shared, so that the spec's option names go into every validated dict
-/// without being copied.
-pub type Key = std::sync::Arc<str>;
+pub use super::key::Key;
 
 /// A str value: up to 24 bytes held inline, as most parameter values are (no allocation to
 /// make, clone or free one).

@@ -53,7 +53,7 @@ pub(super) fn validated<'py>(
                     .spec
                     .options
                     .get(*i)
-                    .is_some_and(|o| std::sync::Arc::ptr_eq(&o.name, key) || o.name == *key)
+                    .is_some_and(|o| o.name == *key)
         }) {
             Some(index) => Some(index),
             None => compiled.spec.key_index(key),

@@ -166,7 +166,7 @@ impl SubTemplate {
                 .names
                 .iter()
                 .zip(map.keys())
-                .all(|(name, key)| Arc::ptr_eq(name, key) || name == key)
+                .all(|(name, key)| name == key)
     }
 
     pub(super) fn len(&self) -> usize {
