@@ -312,7 +312,8 @@ def make_validate(original: t.Callable, arg_spec_module: t.Any, errors_module: t
         result._no_log_values.update(fallback_no_log)
         if tagged:
             try:
-                retag_result(result, self.argument_spec, parameters, given, dict(outcome[8]))
+                spec = self.argument_spec
+                retag_result(result, spec, parameters, given, dict(outcome[8]), spec_strings(compiled, spec))
             except _Ambiguous:
                 _counters.fallback(PATH, "value: equal strings of different tags in a tagged result")
                 return given_back(self, parameters, given, fallback_no_log, args, kwargs)
@@ -473,7 +474,9 @@ class _Strings(dict):
 
     def add(self, obj: str) -> None:
         kept = self.setdefault(obj, obj)
-        if kept is not obj and kept not in self.ambiguous and _flavor(kept) != _flavor(obj):
+        if kept is obj or type(kept) is str is type(obj) or kept in self.ambiguous:
+            return  # (two exact strs carry no tags)
+        if _flavor(kept) != _flavor(obj):
             self.ambiguous.add(kept)
 
     def pick(self, text: str, default: t.Any) -> t.Any:
@@ -488,9 +491,31 @@ class _Ambiguous(Exception):
 
 def _flavor(obj: str) -> tuple:
     """What tells equal strings apart but their identity: type and tags."""
+    return type(obj), _tags_of()(obj)
+
+
+@functools.cache
+def _tags_of() -> t.Callable[[t.Any], t.Any]:
     from ansible.module_utils._internal._datatag import AnsibleTagHelper
 
-    return type(obj), AnsibleTagHelper.tags(obj)
+    return AnsibleTagHelper.tags
+
+
+_SPEC_STRINGS: dict[int, tuple[t.Any, t.Any, _Strings]] = {}
+
+
+def spec_strings(compiled: t.Any, spec: dict) -> _Strings:
+    """The str objects of ``spec`` (`_strings`), walked once per compiled spec: a compiled spec
+    is the same object only while its spec is the same, unchanged objects (`compile_spec`), and
+    the strings found are only read."""
+    kept = _SPEC_STRINGS.get(id(compiled))
+    if kept is not None and kept[0] is compiled and kept[1] is spec:
+        return kept[2]
+    found = _strings(spec, _Strings())
+    if len(_SPEC_STRINGS) >= 64:
+        _SPEC_STRINGS.clear()
+    _SPEC_STRINGS[id(compiled)] = (compiled, spec, found)
+    return found
 
 
 def _strings(obj: t.Any, found: _Strings, keys: bool = True, depth: int = 0) -> _Strings:
@@ -510,17 +535,20 @@ def _strings(obj: t.Any, found: _Strings, keys: bool = True, depth: int = 0) -> 
     return found
 
 
-def retag_result(result: t.Any, spec: dict, parameters: t.Any, given: t.Any, returned: dict | None = None) -> None:
+def retag_result(result: t.Any, spec: dict, parameters: t.Any, given: t.Any, returned: dict | None = None,
+                 in_spec: _Strings | None = None) -> None:
     """Puts the tagged objects ansible-core's validate() would hold into a native ``result``
     (whose strings and containers are builtins); ``returned``: what callable types returned
-    for options given tagged values, which ansible-core's result holds as they are.
+    for options given tagged values, which ansible-core's result holds as they are;
+    ``in_spec``: the spec's strings, if found before (`spec_strings`).
     Raises `_Ambiguous` (before changing ``result``) where a string's object cannot be told by
     its text: the caller then leaves the call to ansible-core."""
     base = _copy_params(parameters, {})
     fallbacks = given if given is not parameters else None
     in_params = _strings(base, _Strings())
     validated = _merge_into(base, result._validated_parameters, spec, fallbacks, returned)
-    in_spec = _strings(spec, _Strings())
+    if in_spec is None:
+        in_spec = _strings(spec, _Strings())
     if fallbacks is not None:
         _strings(fallbacks, in_params)
     _strings(validated, in_params, keys=False)

@@ -152,3 +152,30 @@ def test_equal_strings_of_the_same_tags_stay_native():
     expected = outcome(lambda p: ORIGINAL_VALIDATE(arg_spec.ArgumentSpecValidator(spec), p), dict(params))
     assert got == expected
     assert _fallbacks(AMBIGUOUS) == before and native_count() == native_before + 1
+
+
+def test_spec_strings_kept_per_compiled_spec_follow_spec_changes():
+    """The spec's strings are walked once per compiled spec and reused; a spec changed in place
+    (a tagged string replaced by one of other tags, then by a plain one) is compiled again, and
+    every result holds the objects ansible-core's does."""
+    from ansible_accel import argspec as accel_argspec
+
+    spec = {"a": {"default": _origin("web", 1)}, "b": {"removed_in_version": _origin("2.99", 2)}}
+    validator = arg_spec.ArgumentSpecValidator(spec)
+    params = {_origin("b", 5): None}
+    seen = []
+    for replacement in [None, _origin("web", 7), "web"]:
+        if replacement is not None:
+            spec["a"]["default"] = replacement
+        compiled = accel_argspec.compile_spec(validator)
+        strings = accel_argspec.spec_strings(compiled, validator.argument_spec)
+        assert accel_argspec.spec_strings(accel_argspec.compile_spec(validator), validator.argument_spec) is strings
+        assert strings["web"] is spec["a"]["default"]
+        seen.append(strings)
+        native_before = native_count()
+        for _ in range(2):
+            got = outcome(validator.validate, dict(params))
+            expected = outcome(lambda p: ORIGINAL_VALIDATE(arg_spec.ArgumentSpecValidator(spec), p), dict(params))
+            assert got == expected
+        assert native_count() == native_before + 2
+    assert len({id(s) for s in seen}) == 3
