@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 mod argspec;
 mod finder;
 mod finder_record;
+mod gil_cell;
 mod masking;
 mod nolog;
 mod payload;

@@ -16,6 +16,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PySet, PyString, PyTuple};
 
 use super::CompiledArgSpec;
+use crate::py::gil_cell::GilCell;
 
 /// How a native `set_fallbacks` went.
 pub(super) enum Ran<'py> {
@@ -131,7 +132,7 @@ pub(super) struct FallbackPlan {
     encoded: OnceLock<EncodedArgs>,
     /// Which argument of each `env_fallback` was found in the environment, while it is the
     /// same unchanged data dict (see `EnvMemo`).
-    env_memo: Mutex<Option<EnvMemo>>,
+    env_memo: GilCell<Option<EnvMemo>>,
 }
 
 /// The environment's data dict (address and version tag: any change to it gives a new tag,
@@ -159,17 +160,19 @@ struct Decoded {
 }
 
 impl FallbackPlan {
-    fn memo(&self, key: (usize, u64, usize), at: usize) -> Option<Option<usize>> {
-        let memo = self.env_memo.lock().unwrap_or_else(|p| p.into_inner());
+    fn memo(&self, py: Python<'_>, key: (usize, u64, usize), at: usize) -> Option<Option<usize>> {
+        let memo = self.env_memo.get(py)?;
         memo.as_ref()
             .filter(|m| m.key == key)
             .and_then(|m| m.found.get(at).copied().flatten())
     }
 
-    fn remember(&self, key: (usize, u64, usize), at: usize, found: Option<usize>) {
-        // A memo replaced is dropped after the lock is released (it holds Python objects).
+    fn remember(&self, py: Python<'_>, key: (usize, u64, usize), at: usize, found: Option<usize>) {
+        // A memo replaced is dropped after the borrow ends (it holds Python objects).
         let mut replaced = None;
-        let mut memo = self.env_memo.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(mut memo) = self.env_memo.get_mut(py) else {
+            return;
+        };
         if memo.as_ref().is_none_or(|m| m.key != key) {
             replaced = memo.replace(EnvMemo {
                 key,
@@ -195,7 +198,7 @@ impl FallbackPlan {
         decoder: &Bound<'py, PyAny>,
     ) -> Option<Bound<'py, PyAny>> {
         let py = raw.py();
-        let memo = self.env_memo.lock().unwrap_or_else(|p| p.into_inner());
+        let memo = self.env_memo.get(py)?;
         let kept = memo
             .as_ref()
             .filter(|m| m.key == key)?
@@ -207,9 +210,11 @@ impl FallbackPlan {
     }
 
     /// Keeps what the os module's own decoder made of `raw` for entry `at` (see `EnvMemo`).
-    fn keep_decoded(&self, key: (usize, u64, usize), at: usize, decoded: Decoded) {
+    fn keep_decoded(&self, py: Python<'_>, key: (usize, u64, usize), at: usize, decoded: Decoded) {
         let mut replaced = None;
-        let mut memo = self.env_memo.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(mut memo) = self.env_memo.get_mut(py) else {
+            return;
+        };
         if let Some(slot) = memo
             .as_mut()
             .filter(|m| m.key == key)
@@ -297,7 +302,7 @@ fn plan(compiled: &CompiledArgSpec, spec: &Bound<'_, PyDict>) -> PyResult<Option
     Ok(Some(FallbackPlan {
         entries,
         encoded: OnceLock::new(),
-        env_memo: Mutex::new(None),
+        env_memo: GilCell::new(None),
     }))
 }
 
@@ -492,7 +497,7 @@ fn env_lookup<'py>(
         )),
         _ => None,
     };
-    let known = memo_key.and_then(|key| plan.memo(key, at));
+    let known = memo_key.and_then(|key| plan.memo(py, key, at));
     for position in 0..count {
         match known {
             Some(None) => break, // none of them is there
@@ -505,7 +510,7 @@ fn env_lookup<'py>(
         };
         if let Some(raw) = env.data.get_item(key)? {
             if let (Some(memo_key), None) = (memo_key, known) {
-                plan.remember(memo_key, at, Some(position));
+                plan.remember(py, memo_key, at, Some(position));
             }
             let decoder = env.environ.getattr(intern!(py, "decodevalue"))?;
             if let Some(memo_key) = memo_key {
@@ -521,14 +526,14 @@ fn env_lookup<'py>(
                         decoder: decoder.unbind(),
                         text: text.clone().unbind(),
                     };
-                    plan.keep_decoded(memo_key, at, decoded);
+                    plan.keep_decoded(py, memo_key, at, decoded);
                 }
             }
             return Ok(Some(Some(text)));
         }
     }
     if let (Some(memo_key), None) = (memo_key, known) {
-        plan.remember(memo_key, at, None);
+        plan.remember(py, memo_key, at, None);
     }
     Ok(Some(None))
 }

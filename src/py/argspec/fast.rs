@@ -15,7 +15,6 @@
 //! when `set_fallbacks` raised).
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
 
 use pyo3::exceptions::PyException;
 use pyo3::intern;
@@ -30,6 +29,7 @@ use super::{
     CompiledArgSpec, Mode,
 };
 use crate::argspec::{CoreFlavor, ErrorKind, Outcome, Unhandled};
+use crate::py::gil_cell::GilCell;
 
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ArgspecFastPath>()?;
@@ -100,11 +100,11 @@ pub(super) struct ArgspecFastPath {
     no_log_default_strings: bool,
     /// Whether `ValidationResult` objects can be made attribute by attribute.
     direct: bool,
-    cache: Mutex<rustc_hash::FxHashMap<[usize; 6], Entry>>,
+    cache: GilCell<rustc_hash::FxHashMap<[usize; 6], Entry>>,
     fallbacks: FallbackContext,
     /// The `arg_spec.set_fallbacks` whose work the native loop may do (the accelerator's
     /// replay wrapper around ansible-core's own): any other is called.
-    trusted_set_fallbacks: Mutex<Option<Py<PyAny>>>,
+    trusted_set_fallbacks: GilCell<Option<Py<PyAny>>>,
     /// Module attributes read on every call, kept while their module is unchanged.
     attr_secret_masker: ModuleAttr,
     attr_register_secrets: ModuleAttr,
@@ -168,9 +168,9 @@ impl ArgspecFastPath {
             booleans_text,
             no_log_default_strings,
             direct,
-            cache: Mutex::new(Default::default()),
+            cache: GilCell::new(Default::default()),
             fallbacks,
-            trusted_set_fallbacks: Mutex::new(None),
+            trusted_set_fallbacks: GilCell::new(None),
             attr_secret_masker: Default::default(),
             attr_register_secrets: Default::default(),
         })
@@ -178,11 +178,12 @@ impl ArgspecFastPath {
 
     /// `set_fallbacks` (the accelerator's wrapper of ansible-core's own, as installed in
     /// `arg_spec`) whose work the native loop may do while it is the one installed.
-    fn trust_set_fallbacks(&self, function: Py<PyAny>) {
-        *self
-            .trusted_set_fallbacks
-            .lock()
-            .unwrap_or_else(|p| p.into_inner()) = Some(function);
+    fn trust_set_fallbacks(&self, py: Python<'_>, function: Py<PyAny>) {
+        // The one it replaces is dropped after the borrow ends.
+        let _replaced = match self.trusted_set_fallbacks.get_mut(py) {
+            Some(mut trusted) => trusted.replace(function),
+            None => Some(function),
+        };
     }
 
     /// The compiled spec of `validator` (compiled now if its spec and checks are new or were
@@ -270,11 +271,7 @@ impl ArgspecFastPath {
         let py = found[0].py();
         let roots: [&Bound<'_, PyAny>; 6] = std::array::from_fn(|i| &found[i]);
         let key: [usize; 6] = std::array::from_fn(|i| found[i].as_ptr() as usize);
-        {
-            let cache = self
-                .cache
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(cache) = self.cache.get(py) {
             if let Some(entry) = cache.get(&key) {
                 if entry.snapshot.matches(&roots) {
                     return Ok(entry
@@ -302,20 +299,19 @@ impl ArgspecFastPath {
             .as_ref()
             .map(|c| (c.clone_ref(py), found[0].clone()))
             .map_err(|r| *r);
-        // Entries leaving the cache are dropped after the lock is released: dropping Python
-        // objects can run Python code, which may hand the GIL to a thread waiting for this lock.
-        let (_evicted, _replaced) = {
-            let mut cache = self
-                .cache
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
-            let evicted = if cache.len() >= CACHE_LIMIT {
-                std::mem::take(&mut *cache)
-            } else {
-                Default::default()
-            };
-            let replaced = cache.insert(key, Entry { snapshot, compiled });
-            (evicted, replaced)
+        // Entries leaving the cache are dropped after the borrow ends: dropping Python objects
+        // can run Python code, which may come back here (or hand the GIL to a thread that does).
+        let (_evicted, _replaced) = match self.cache.get_mut(py) {
+            Some(mut cache) => {
+                let evicted = if cache.len() >= CACHE_LIMIT {
+                    std::mem::take(&mut *cache)
+                } else {
+                    Default::default()
+                };
+                let replaced = cache.insert(key, Entry { snapshot, compiled });
+                (evicted, replaced)
+            }
+            None => (Default::default(), None),
         };
         Ok(answer)
     }
@@ -376,12 +372,11 @@ impl ArgspecFastPath {
         if compiled.spec.has_fallbacks() {
             // The validator's spec as `lookup` read it (no Python code ran since).
             let spec = argument_spec;
-            let trusted = self
-                .trusted_set_fallbacks
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .as_ref()
-                .is_some_and(|t| t.bind(py).is(set_fallbacks));
+            let trusted = self.trusted_set_fallbacks.get(py).is_some_and(|trusted| {
+                trusted
+                    .as_ref()
+                    .is_some_and(|t| t.bind(py).is(set_fallbacks))
+            });
             let mut added = Vec::new();
             let native = match spec.cast_exact::<PyDict>() {
                 Ok(spec) if trusted => {

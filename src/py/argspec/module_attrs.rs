@@ -6,12 +6,11 @@
 //! the attribute found before is the one a lookup would find now.  Anything else (a module
 //! of another type, a dict changed, tags not usable) is looked up.
 
-use std::sync::Mutex;
-
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyModule, PyString};
 
 use super::snapshot::dict_version;
+use crate::py::gil_cell::GilCell;
 
 /// The dict (address, kept alive by the module the caller holds), its tag then, the module
 /// (address) and the attribute found.
@@ -23,7 +22,7 @@ struct Found {
 }
 
 #[derive(Default)]
-pub(super) struct ModuleAttr(Mutex<Option<Found>>);
+pub(super) struct ModuleAttr(GilCell<Option<Found>>);
 
 impl ModuleAttr {
     /// `module.<name>`, as `getattr` gives it.
@@ -37,9 +36,7 @@ impl ModuleAttr {
             return module.getattr(name);
         };
         let key = (module.as_ptr() as usize, dict.as_ptr() as usize, tag);
-        {
-            // Only a reference taken under the lock: no Python code runs while it is held.
-            let found = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(found) = self.0.get(py) {
             if let Some(found) = found.as_ref() {
                 if (found.module, found.dict, found.tag) == key {
                     return Ok(found.value.bind(py).clone());
@@ -52,17 +49,17 @@ impl ModuleAttr {
         let in_dict = dict.get_item(name)?.is_some_and(|v| v.is(&value));
         let unchanged = plain_module_dict(module).is_some_and(|(d, t)| d.is(&dict) && t == tag);
         if in_dict && unchanged {
-            let replaced = self
-                .0
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .replace(Found {
-                    module: key.0,
-                    dict: key.1,
-                    tag,
-                    value: value.clone().unbind(),
-                });
-            drop(replaced); // after the lock is released: dropping may run Python code
+            let made = Found {
+                module: key.0,
+                dict: key.1,
+                tag,
+                value: value.clone().unbind(),
+            };
+            // Dropped after the borrow ends: dropping may run Python code.
+            let _replaced = match self.0.get_mut(py) {
+                Some(mut slot) => slot.replace(made),
+                None => Some(made),
+            };
         }
         Ok(value)
     }

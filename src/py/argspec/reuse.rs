@@ -325,7 +325,7 @@ impl<'a> Below<'a> {
         given: Option<&Bound<'py, PyDict>>,
         strings: Option<&SpecStrings>,
     ) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let Some(template) = self.slot().and_then(|slot| slot.find(map)) else {
+        let Some(template) = self.slot().and_then(|slot| slot.find(py, map)) else {
             return Ok(None);
         };
         let given_len = given.map_or(0, |g| g.len());
@@ -410,7 +410,7 @@ impl<'a> Below<'a> {
             .collect();
         let keys = map.keys().cloned().collect();
         if let Some(template) = SubTemplate::new(py, keys, indexes, names, held)? {
-            slot.add(template);
+            slot.add(py, template);
         }
         Ok(())
     }

@@ -6,12 +6,13 @@
 //! several times) with the values that are not None put in place.  The dict is equal, with the
 //! same key objects in the same order, to the one built key by key.
 
-use std::sync::{Arc, Mutex};
+use std::cell::Ref;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
 use crate::argspec::{Key, Params};
+use crate::py::gil_cell::GilCell;
 
 /// The shape (option indexes in the dict's key order) last met, and once it was met twice in
 /// a row, its dict with every value None.
@@ -38,24 +39,29 @@ impl Template {
 
 /// One slot per compiled spec (a spec's callers mostly give the same options).
 #[derive(Default)]
-pub(super) struct TemplateSlot(Mutex<Option<Arc<Template>>>);
+pub(super) struct TemplateSlot(GilCell<Option<Template>>);
 
 impl TemplateSlot {
     /// A new dict of `shape` (every value None but those the template holds), and the
     /// template, if the slot holds one for it.
-    pub(super) fn copy_for<'py>(
-        &self,
+    pub(super) fn copy_for<'a, 'py: 'a>(
+        &'a self,
         py: Python<'py>,
         shape: &[u32],
-    ) -> PyResult<Option<(Bound<'py, PyDict>, Arc<Template>)>> {
-        // Only the Arc is cloned under the lock: no Python code runs while it is held.
-        let held = self.0.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        match held {
-            Some(t) if &*t.shape == shape => match &t.dict {
-                Some(dict) => Ok(Some((dict.bind(py).copy()?, t.clone()))),
-                None => Ok(None),
-            },
-            _ => Ok(None),
+    ) -> PyResult<Option<(Bound<'py, PyDict>, Ref<'a, Template>)>> {
+        // Read while the result is made (a call that finds it being replaced goes without).
+        let Some(held) = self.0.get(py) else {
+            return Ok(None);
+        };
+        let Ok(template) = Ref::filter_map(held, |t| {
+            t.as_ref()
+                .filter(|t| &*t.shape == shape && t.dict.is_some())
+        }) else {
+            return Ok(None);
+        };
+        match &template.dict {
+            Some(dict) => Ok(Some((dict.bind(py).copy()?, template))),
+            None => Ok(None),
         }
     }
 
@@ -70,8 +76,10 @@ impl TemplateSlot {
     ) -> PyResult<()> {
         // `objects`: by position, an object the template may hold in place of None.
         objects.resize_with(shape.len(), || None);
-        let held = self.0.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        let seen_before = held.is_some_and(|t| *t.shape == *shape && t.dict.is_none());
+        let seen_before = self.0.get(py).is_some_and(|held| {
+            held.as_ref()
+                .is_some_and(|t| *t.shape == *shape && t.dict.is_none())
+        });
         let dict = match seen_before {
             true => {
                 let dict = PyDict::new(py);
@@ -93,18 +101,14 @@ impl TemplateSlot {
             .iter()
             .rposition(Option::is_some)
             .map_or(0, |last| last + 1);
-        let made = Arc::new(Template {
+        let made = Template {
             shape: shape.into_boxed_slice(),
             dict,
             held: objects.into_boxed_slice(),
             held_end,
-        });
-        // The one it replaces is dropped after the lock is released.
-        let _replaced = self
-            .0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .replace(made);
+        };
+        // The one it replaces is dropped after the borrow ends (dropping may run Python code).
+        let _replaced = self.0.get_mut(py).map(|mut slot| slot.replace(made));
         Ok(())
     }
 }
@@ -198,30 +202,37 @@ impl SubTemplate {
 
 /// A sub-spec's templates: the few shapes met last.
 #[derive(Default)]
-pub(super) struct SubTemplateSlot(Mutex<Vec<Arc<SubTemplate>>>);
+pub(super) struct SubTemplateSlot(GilCell<Vec<SubTemplate>>);
 
 impl SubTemplateSlot {
     const SHAPES: usize = 4;
 
     /// The template of the core's map's keys, if one is kept.
-    pub(super) fn find(&self, map: &Params) -> Option<Arc<SubTemplate>> {
-        // Only the Arc is cloned under the lock: no Python code runs while it is held.
-        let kept = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        kept.iter().find(|t| t.matches(map)).cloned()
+    /// (Read while the dict is made: a call that finds the templates being changed goes
+    /// without.)
+    pub(super) fn find<'a, 'py: 'a>(
+        &'a self,
+        py: Python<'py>,
+        map: &Params,
+    ) -> Option<Ref<'a, SubTemplate>> {
+        let kept = self.0.get(py)?;
+        Ref::filter_map(kept, |kept| kept.iter().find(|t| t.matches(map))).ok()
     }
 
     /// Keeps `template`, in place of the oldest one kept if there are enough.
-    pub(super) fn add(&self, template: SubTemplate) {
-        let template = Arc::new(template);
-        // The one it replaces is dropped after the lock is released.
-        let _replaced = {
-            let mut kept = self.0.lock().unwrap_or_else(|p| p.into_inner());
-            let replaced = match kept.len() >= Self::SHAPES {
-                true => Some(kept.remove(0)),
-                false => None,
-            };
-            kept.push(template);
-            replaced
+    pub(super) fn add(&self, py: Python<'_>, template: SubTemplate) {
+        // The one it replaces (or this one, if the templates are being read) is dropped after
+        // the borrow ends: dropping may run Python code.
+        let _replaced = match self.0.get_mut(py) {
+            Some(mut kept) => {
+                let replaced = match kept.len() >= Self::SHAPES {
+                    true => Some(kept.remove(0)),
+                    false => None,
+                };
+                kept.push(template);
+                replaced
+            }
+            None => Some(template),
         };
     }
 }
