@@ -181,7 +181,8 @@ mod tests {
         map.insert(c, 1);
         assert_eq!(map.get("state"), Some(&1));
         assert_eq!(map.get(&a), Some(&1));
-        assert!(Key::from("a") < Key::interned("b"));
+        let (owned, interned) = (Key::from("a"), Key::interned("b"));
+        assert!(owned < interned);
         assert_eq!(format!("{a}/{:?}", Key::from("x")), "state/\"x\"");
     }
 }
