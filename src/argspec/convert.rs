@@ -9,6 +9,10 @@ use super::{CoreFlavor, Unhandled};
 pub type Converted = Result<Result<Value, String>, Unhandled>;
 
 pub fn convert(kind: TypeKind, value: &Value, flavor: &CoreFlavor) -> Converted {
+    if matches!(value, Value::Kept(_)) && kind != TypeKind::Raw {
+        // Its contents are not the core's to read (see `Value::Kept`).
+        return Err(Unhandled("value: container kept aside converted"));
+    }
     match kind {
         TypeKind::Str => to_str(value),
         TypeKind::Int => to_int(value),
@@ -36,6 +40,8 @@ pub fn unchanged(kind: TypeKind, value: &Value) -> bool {
         | (TypeKind::Float, Value::Float(_))
         | (TypeKind::List, Value::List(_))
         | (TypeKind::Dict, Value::Dict(_)) => true,
+        (TypeKind::List, Value::Kept(k)) => !k.dict,
+        (TypeKind::Dict, Value::Kept(k)) => k.dict,
         (TypeKind::Path, Value::Str(s)) => !s.contains('$') && !s.starts_with('~'),
         _ => false,
     }

@@ -17,7 +17,7 @@ mod value;
 
 pub use spec::{CompiledSpec, OptionInput, OptionSpec, SpecInput, TypeKind, OPTION_KEYS};
 pub use validate::{Context, ErrorKind, Outcome};
-pub use value::{Key, Params, Value};
+pub use value::{Kept, Key, Params, Value};
 
 /// Why a spec or a call is left to ansible-core's pure-Python validator.
 #[derive(Debug, Clone, PartialEq, Eq)]

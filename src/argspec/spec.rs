@@ -116,6 +116,11 @@ pub struct OptionSpec {
     /// The hash of `name` in a parameter dict (`Params`' hasher): the option's key is
     /// inserted without hashing its name again.
     pub hash: u64,
+    /// Whether a list or dict given for it may be kept aside by the caller (`Value::Kept`):
+    /// its check returns it as it is (a `list`, `dict` or `raw` option; elements, if any, `str`
+    /// or `dict`, checked by the caller) and nothing else reads inside it (no sub-options,
+    /// `no_log` or `choices`; `required_if` compares it only with scalars).
+    pub keeps: bool,
 }
 
 /// A sub-spec with its own cross-option checks (read from the option's own keys).
@@ -454,6 +459,18 @@ fn compile_option(
             _ => deprecated_aliases(plain(fields, "deprecated_aliases")?)?,
         },
         sub: sub_options(&given, kind, elements, depth)?,
+        keeps: false,
+    })
+    .map(|mut option| {
+        option.keeps = option.sub.is_none()
+            && !option.no_log
+            && option.choices.is_none()
+            && matches!(
+                (option.kind, option.elements),
+                (TypeKind::List | TypeKind::Dict | TypeKind::Raw, None)
+                    | (TypeKind::List, Some(TypeKind::Str | TypeKind::Dict))
+            );
+        option
     })
 }
 

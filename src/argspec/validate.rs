@@ -528,6 +528,13 @@ impl CompiledSpec {
         if option.elements.is_none() && super::convert::unchanged(option.kind, value) {
             return Ok(()); // the checked value is the value as it is
         }
+        if let Value::Kept(kept) = value {
+            // Kept only for an option whose check returns it as it is, its elements checked.
+            return match (option.kind, kept.dict) {
+                (TypeKind::List, false) => Ok(()),
+                _ => Err(Unhandled("value: container kept aside for another type")),
+            };
+        }
         if let (TypeKind::List, Some(kind), Value::List(items)) =
             (option.kind, option.elements, value)
         {
@@ -736,6 +743,7 @@ pub(super) fn secret_strings(value: &Value, into: &mut Vec<String>) -> Result<()
         Value::Float(_) => return Err(Unhandled("value: no_log float")),
         Value::List(items) => items.iter().try_for_each(|i| secret_strings(i, into))?,
         Value::Dict(map) => map.values().try_for_each(|v| secret_strings(v, into))?,
+        Value::Kept(_) => return Err(Unhandled("value: no_log container kept aside")),
     }
     Ok(())
 }

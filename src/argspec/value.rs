@@ -21,6 +21,19 @@ pub enum Value {
     Str(Text),
     List(Vec<Value>),
     Dict(Params),
+    /// A list or dict the caller kept aside as given (see `Kept`).
+    Kept(Kept),
+}
+
+/// A list or dict given for an option whose checks never look inside it (`OptionSpec::keeps`):
+/// the caller keeps it aside (its elements checked already where the option has `elements`)
+/// and gives the core its type and length only.  `slot` is the caller's: equal slots, equal
+/// containers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Kept {
+    pub dict: bool,
+    pub len: usize,
+    pub slot: usize,
 }
 
 impl Value {
@@ -34,6 +47,7 @@ impl Value {
             Value::Str(s) => !s.is_empty(),
             Value::List(l) => !l.is_empty(),
             Value::Dict(d) => !d.is_empty(),
+            Value::Kept(k) => k.len > 0,
         }
     }
 
@@ -53,6 +67,10 @@ impl Value {
             (Value::Dict(a), Value::Dict(b)) => {
                 a.len() == b.len() && a.iter().all(|(k, v)| b.get(k).is_some_and(|w| v.py_eq(w)))
             }
+            (Value::Kept(a), Value::Kept(b)) if a.slot == b.slot => true,
+            // A kept container is compared only with scalars (a `required_if` value): a list
+            // or dict never equals one.  Options compared with containers (`choices`) are
+            // never kept.
             _ => false,
         }
     }
@@ -76,6 +94,8 @@ impl Value {
             Value::Str(_) => "str",
             Value::List(_) => "list",
             Value::Dict(_) => "dict",
+            Value::Kept(k) if k.dict => "dict",
+            Value::Kept(_) => "list",
         }
     }
 

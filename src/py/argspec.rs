@@ -23,6 +23,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(argspec_compile, m)?)?;
     m.add_function(wrap_pyfunction!(argspec_tagged_types, m)?)?;
     m.add_function(wrap_pyfunction!(argspec_quick_spec_check, m)?)?;
+    m.add_function(wrap_pyfunction!(argspec_kept_count, m)?)?;
     m.add_class::<CompiledArgSpec>()?;
     fast::register(m)?;
     Ok(())
@@ -122,7 +123,7 @@ fn to_value_in(
     depth: usize,
     seen: &mut Option<SeenContainers>,
 ) -> Result<Value, Unhandled> {
-    to_value_for(obj, mode, depth, seen, None)
+    to_value_for(obj, mode, depth, seen, None, &mut None)
 }
 
 /// `to_value_in` for the value of an option with sub-options `sub`: a dict (or each dict of a
@@ -134,6 +135,7 @@ fn to_value_for(
     depth: usize,
     seen: &mut Option<SeenContainers>,
     sub: Option<&CompiledSpec>,
+    keep: &mut Option<KeptAside>,
 ) -> Result<Value, Unhandled> {
     const NOT_PLAIN: Unhandled = Unhandled("value: not plain builtin data");
     if depth > MAX_DEPTH {
@@ -185,7 +187,7 @@ fn to_value_for(
             if let Ok(list) = obj.cast_exact::<PyList>() {
                 let mut items = Vec::with_capacity(list.len());
                 for item in list.iter() {
-                    items.push(to_value_for(&item, mode, depth + 1, seen, sub)?);
+                    items.push(to_value_for(&item, mode, depth + 1, seen, sub, keep)?);
                 }
                 return Ok(Value::List(items));
             }
@@ -197,6 +199,7 @@ fn to_value_for(
                     depth + 1,
                     seen,
                     sub,
+                    keep,
                 )?);
             }
             Ok(Value::List(items))
@@ -208,6 +211,7 @@ fn to_value_for(
             sub.map_or(0, |s| s.options.len()),
             sub,
             seen,
+            keep,
         )
         .map(Value::Dict),
     }
@@ -239,6 +243,138 @@ impl SeenContainers {
         }
         true
     }
+}
+
+impl SeenContainers {
+    fn addresses(&self) -> impl Iterator<Item = usize> + '_ {
+        self.few[..self.count.min(Self::FEW)]
+            .iter()
+            .copied()
+            .chain(self.many.iter().copied())
+    }
+}
+
+/// Lists and dicts kept aside while converting parameters (`Value::Kept`), by slot: each as the
+/// copy ansible-core's deep copy makes of it (new lists and dicts holding the same str, int,
+/// float, bool and None objects).  The core needs only their type and length (see
+/// `OptionSpec::keeps`), and the result holds the copy: neither is converted to Rust values
+/// and back.
+#[derive(Default)]
+pub(super) struct KeptAside(pub(super) Vec<Py<PyAny>>);
+
+/// How many lists and dicts were kept aside in this process (for tests: proof the way is used).
+static KEPT_COUNT: crate::py::gil_cell::GilCell<u64> = crate::py::gil_cell::GilCell::new(0);
+
+#[pyfunction]
+fn argspec_kept_count(py: Python<'_>) -> u64 {
+    KEPT_COUNT.get(py).map_or(0, |count| *count)
+}
+
+impl KeptAside {
+    /// `obj`, given for `option` (which `keeps`), kept aside if it is a list or dict of the
+    /// option's type (its elements of the option's `elements` type) made of plain builtin data
+    /// only, no container in it twice, nested no deeper than `MAX_DEPTH`; `None` otherwise
+    /// (converted the usual way).  With `seen` (sub-options validated in place elsewhere), a
+    /// container met there too is refused as the usual conversion refuses it.
+    fn keep(
+        &mut self,
+        obj: &Bound<'_, PyAny>,
+        option: &crate::argspec::OptionSpec,
+        seen: &mut Option<SeenContainers>,
+    ) -> Result<Option<Value>, Unhandled> {
+        let dict = obj.is_exact_instance_of::<PyDict>();
+        let fits = match (option.kind, dict) {
+            (TypeKind::Dict, true) | (TypeKind::Raw, _) => true,
+            (TypeKind::List, false) => obj.is_exact_instance_of::<PyList>(),
+            _ => false,
+        };
+        if !fits || !(dict || obj.is_exact_instance_of::<PyList>()) {
+            return Ok(None);
+        }
+        if let (Some(kind), Ok(list)) = (option.elements, obj.cast_exact::<PyList>()) {
+            let each = |item: Bound<'_, PyAny>| match kind {
+                TypeKind::Str => item.is_exact_instance_of::<PyString>(),
+                TypeKind::Dict => item.is_exact_instance_of::<PyDict>(),
+                _ => false,
+            };
+            if !list.iter().all(each) {
+                return Ok(None);
+            }
+        }
+        let mut met = SeenContainers::default();
+        let Some(copy) = plain_copy(obj, 0, &mut met) else {
+            return Ok(None);
+        };
+        if let Some(seen) = seen {
+            for address in met.addresses() {
+                if !seen.insert(address) {
+                    return Err(SHARED);
+                }
+            }
+        }
+        let len = obj
+            .len()
+            .map_err(|_| Unhandled("value: container without a length"))?;
+        let slot = self.0.len();
+        if let Some(mut count) = KEPT_COUNT.get_mut(obj.py()) {
+            *count += 1;
+        }
+        self.0.push(copy.unbind());
+        Ok(Some(Value::Kept(crate::argspec::Kept { dict, len, slot })))
+    }
+}
+
+/// Whether `obj` is an object `copy.deepcopy` returns as it is among plain data.
+fn plain_scalar(obj: &Bound<'_, PyAny>) -> bool {
+    obj.is_exact_instance_of::<PyString>()
+        || obj.is_none()
+        || obj.is_exact_instance_of::<PyBool>()
+        || obj.is_exact_instance_of::<PyInt>()
+        || obj.is_exact_instance_of::<PyFloat>()
+}
+
+/// `copy.deepcopy(obj)` for an exact list or dict of plain builtin data (dict keys exact str):
+/// new lists and dicts, in the same order, holding the same scalar objects.  `None` for
+/// anything else, a container met twice (`met`), or nesting deeper than `MAX_DEPTH`.
+fn plain_copy<'py>(
+    obj: &Bound<'py, PyAny>,
+    depth: usize,
+    met: &mut SeenContainers,
+) -> Option<Bound<'py, PyAny>> {
+    if depth > MAX_DEPTH || !met.insert(obj.as_ptr() as usize) {
+        return None;
+    }
+    if let Ok(dict) = obj.cast_exact::<PyDict>() {
+        let mut nested = false;
+        for (key, value) in dict.iter() {
+            if !key.is_exact_instance_of::<PyString>() {
+                return None;
+            }
+            nested |= !plain_scalar(&value);
+        }
+        let copy = dict.copy().ok()?;
+        if nested {
+            for (key, value) in dict.iter() {
+                if !plain_scalar(&value) {
+                    copy.set_item(key, plain_copy(&value, depth + 1, met)?)
+                        .ok()?;
+                }
+            }
+        }
+        return Some(copy.into_any());
+    }
+    let list = obj.cast_exact::<PyList>().ok()?;
+    if list.iter().all(|item| plain_scalar(&item)) {
+        return Some(list.get_slice(0, list.len()).into_any());
+    }
+    let mut items = Vec::with_capacity(list.len());
+    for item in list.iter() {
+        items.push(match plain_scalar(&item) {
+            true => item,
+            false => plain_copy(&item, depth + 1, met)?,
+        });
+    }
+    PyList::new(obj.py(), items).ok().map(Bound::into_any)
 }
 
 /// Whether a dict or list object occurs twice among the parameters: ansible-core's deepcopy
@@ -285,6 +421,7 @@ fn to_params_with_room(
     room: usize,
     spec: Option<&CompiledSpec>,
     seen: &mut Option<SeenContainers>,
+    keep: &mut Option<KeptAside>,
 ) -> Result<Params, Unhandled> {
     const SURROGATES: Unhandled = Unhandled("value: str with surrogates");
     if let Some(seen) = seen {
@@ -302,12 +439,22 @@ fn to_params_with_room(
         match spec.and_then(|s| Some((s, s.option_index(text)?))) {
             // The option's own name, inserted with its hash known.
             Some((spec, index)) => {
-                let sub = spec.options[index].sub.as_deref().map(|s| &s.spec);
-                let value = to_value_for(&value, mode, depth, seen, sub)?;
+                let option = &spec.options[index];
+                let kept = match keep.as_mut().filter(|_| option.keeps) {
+                    Some(keep) => keep.keep(&value, option, seen)?,
+                    None => None,
+                };
+                let value = match kept {
+                    Some(kept) => kept,
+                    None => {
+                        let sub = option.sub.as_deref().map(|s| &s.spec);
+                        to_value_for(&value, mode, depth, seen, sub, keep)?
+                    }
+                };
                 spec.insert_option(&mut params, index, value);
             }
             None => {
-                let value = to_value_for(&value, mode, depth, seen, None)?;
+                let value = to_value_for(&value, mode, depth, seen, None, keep)?;
                 params.insert(text.into(), value);
             }
         }
@@ -330,6 +477,11 @@ fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>>
             list.into_any()
         }
         Value::Dict(map) => params_to_python(py, map)?.into_any(),
+        Value::Kept(_) => {
+            return Err(PyRuntimeError::new_err(
+                "a container kept aside outside the fast path",
+            ))
+        }
     })
 }
 
@@ -876,7 +1028,28 @@ impl CompiledArgSpec {
             self.spec.options.len(),
             Some(&self.spec),
             &mut seen,
+            &mut None,
         )
+    }
+
+    /// `prepare` for the fast path, whose result is built from the outcome by `reuse`: lists
+    /// and dicts of options that keep them (`OptionSpec::keeps`) are kept aside, as copies.
+    fn prepare_keeping(&self, dict: &Bound<'_, PyDict>) -> Result<(Params, KeptAside), Unhandled> {
+        let mut seen = match self.spec.has_sub_options() {
+            true => Some(SeenContainers::default()),
+            false => None,
+        };
+        let mut keep = Some(KeptAside::default());
+        let params = to_params_with_room(
+            dict,
+            Mode::Params,
+            1,
+            self.spec.options.len(),
+            Some(&self.spec),
+            &mut seen,
+            &mut keep,
+        )?;
+        Ok((params, keep.unwrap_or_default()))
     }
 
     /// The core's validation of `params` (made from `parameters`), ansible-core's checkers

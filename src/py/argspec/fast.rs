@@ -362,8 +362,8 @@ impl ArgspecFastPath {
             return none();
         }
         take_saw_tagged();
-        let mut params = match compiled.prepare(dict) {
-            Ok(params) if !take_saw_tagged() => params,
+        let (mut params, kept) = match compiled.prepare_keeping(dict) {
+            Ok(prepared) if !take_saw_tagged() => prepared,
             _ => return none(),
         };
         // ansible-core's own set_fallbacks first, as its validate() does, on a copy (made
@@ -504,6 +504,7 @@ impl ArgspecFastPath {
             &out,
             given,
             ran.as_ref().and_then(|(_, found, _)| found.as_ref()),
+            &kept.0,
         )?;
         NATIVE_CALLS.fetch_add(1, Ordering::Relaxed);
         Ok(result)
@@ -519,6 +520,7 @@ impl ArgspecFastPath {
         out: &Outcome,
         given: &Bound<'py, PyDict>,
         fallback_no_log: Option<&Bound<'py, PyAny>>,
+        kept: &[Py<PyAny>],
     ) -> PyResult<Bound<'py, PyAny>> {
         let unsupported = PySet::empty(py)?;
         let supported = PyDict::new(py);
@@ -546,7 +548,7 @@ impl ArgspecFastPath {
         }
         let deprecations = deprecations_to_python(py, &out.deprecations)?;
         let aliases = compiled.alias_map.bind(py).copy()?;
-        let validated = super::reuse::validated(py, compiled, given, out)?;
+        let validated = super::reuse::validated(py, compiled, given, out, kept)?;
         let result = new_instance(self.result_class.bind(py))?;
         let errors = self.new_multiple(py)?;
         // A new result and its attributes in the order ValidationResult.__init__ sets them:

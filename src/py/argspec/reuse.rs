@@ -19,6 +19,7 @@ pub(super) fn validated<'py>(
     compiled: &CompiledArgSpec,
     given: &Bound<'py, PyDict>,
     out: &Outcome,
+    kept: &[Py<PyAny>],
 ) -> PyResult<Bound<'py, PyDict>> {
     let map = &out.params;
     // Which option each entry is (by position), from where the core put each option; looked
@@ -84,11 +85,11 @@ pub(super) fn validated<'py>(
         };
         let object = match reused(py, compiled, given, was.as_ref(), index, &key_object, value)? {
             Some(object) => object,
-            None if matches!(value, Value::Dict(_) | Value::List(_)) => {
+            None if matches!(value, Value::Dict(_) | Value::List(_) | Value::Kept(_)) => {
                 // Asked once per result: the table is made from a spec's second result on.
                 let strings = *strings.get_or_insert_with(|| compiled.spec_strings(py));
                 let below = index.and_then(|i| Below::of(compiled, &compiled.spec, i));
-                to_python_reusing(py, value, was.as_ref(), strings, below)?
+                to_python_reusing(py, value, was.as_ref(), strings, below, kept)?
             }
             None => to_python(py, value)?,
         };
@@ -324,6 +325,7 @@ impl<'a> Below<'a> {
         map: &Params,
         given: Option<&Bound<'py, PyDict>>,
         strings: Option<&SpecStrings>,
+        kept: &[Py<PyAny>],
     ) -> PyResult<Option<Bound<'py, PyDict>>> {
         let Some(template) = self.slot().and_then(|slot| slot.find(py, map)) else {
             return Ok(None);
@@ -375,7 +377,9 @@ impl<'a> Below<'a> {
             };
             let object = match default {
                 Some(default) => default,
-                None => to_python_reusing(py, item, was.as_ref(), strings, self.child(index))?,
+                None => {
+                    to_python_reusing(py, item, was.as_ref(), strings, self.child(index), kept)?
+                }
             };
             if held.is_some_and(|h| h.is(&object)) {
                 continue;
@@ -440,8 +444,10 @@ fn to_python_reusing<'py>(
     given: Option<&Bound<'py, PyAny>>,
     strings: Option<&SpecStrings>,
     below: Option<Below<'_>>,
+    kept: &[Py<PyAny>],
 ) -> PyResult<Bound<'py, PyAny>> {
     Ok(match value {
+        Value::Kept(held) => kept_object(py, kept, held)?,
         Value::Str(text) => {
             if let Some(given) = given.filter(|g| same_scalar(g, value)) {
                 return Ok(given.clone());
@@ -457,7 +463,7 @@ fn to_python_reusing<'py>(
         Value::Dict(map) => {
             let given = given.and_then(|g| g.cast_exact::<PyDict>().ok());
             if let Some(below) = below {
-                if let Some(dict) = below.dict_from_template(py, map, given, strings)? {
+                if let Some(dict) = below.dict_from_template(py, map, given, strings, kept)? {
                     return Ok(dict.into_any());
                 }
             }
@@ -521,7 +527,7 @@ fn to_python_reusing<'py>(
                 };
                 let object = match default {
                     Some(default) => default,
-                    None => to_python_reusing(py, item, was.as_ref(), strings, child)?,
+                    None => to_python_reusing(py, item, was.as_ref(), strings, child, kept)?,
                 };
                 dict.set_item(&key_object, &object)?;
                 if keeping.is_some() {
@@ -538,7 +544,14 @@ fn to_python_reusing<'py>(
             let list = PyList::empty(py);
             for (index, item) in items.iter().enumerate() {
                 let was = given.and_then(|g| g.get_item(index).ok());
-                list.append(to_python_reusing(py, item, was.as_ref(), strings, below)?)?;
+                list.append(to_python_reusing(
+                    py,
+                    item,
+                    was.as_ref(),
+                    strings,
+                    below,
+                    kept,
+                )?)?;
             }
             list.into_any()
         }
@@ -585,6 +598,20 @@ fn reused<'py>(
     // A container is the spec's own object only if it was not given (asked again here: the
     // object itself would be shared with the spec).
     Ok((plain && same(default, value, 0) && !given.contains(key)?).then(|| default.clone()))
+}
+
+/// The copy kept aside for `held` (`KeptAside`).
+fn kept_object<'py>(
+    py: Python<'py>,
+    kept: &[Py<PyAny>],
+    held: &crate::argspec::Kept,
+) -> PyResult<Bound<'py, PyAny>> {
+    match kept.get(held.slot) {
+        Some(object) => Ok(object.bind(py).clone()),
+        None => Err(pyo3::exceptions::PyRuntimeError::new_err(
+            "a kept container's copy is missing",
+        )),
+    }
 }
 
 /// Whether `given` holds exactly `map`: the same str keys in the same order, each value an
@@ -662,6 +689,7 @@ fn same(object: &Bound<'_, PyAny>, value: &Value, depth: usize) -> bool {
                 && object.extract::<i64>().is_ok_and(|o| o == *i)
         }
         Value::Float(_) | Value::Str(_) => same_scalar(object, value),
+        Value::Kept(_) => false,
         Value::List(items) => object.cast_exact::<PyList>().is_ok_and(|list| {
             list.len() == items.len() && list.iter().zip(items).all(|(o, v)| same(&o, v, depth + 1))
         }),
