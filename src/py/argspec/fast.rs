@@ -454,7 +454,15 @@ impl ArgspecFastPath {
                     return gave_up("value: str with surrogates");
                 };
                 match to_value(&value, Mode::Params, 1) {
-                    Ok(value) => params.insert(key.into(), value),
+                    // An option's name (as a fallback sets): its own key, its hash known.
+                    Ok(value) => match compiled.spec.option_index(&key) {
+                        Some(index) => {
+                            compiled.spec.insert_option(&mut params, index, value);
+                        }
+                        None => {
+                            params.insert(key.into(), value);
+                        }
+                    },
                     Err(Unhandled(reason)) => return gave_up(reason),
                 };
             }
