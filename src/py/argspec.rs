@@ -1015,6 +1015,22 @@ impl CompiledArgSpec {
 
     /// The caller's parameter dict as the core's input.
     fn prepare(&self, dict: &Bound<'_, PyDict>) -> Result<Params, Unhandled> {
+        self.prepare_with(dict, &mut None)
+    }
+
+    /// `prepare` for the fast path, whose result is built from the outcome by `reuse`: lists
+    /// and dicts of options that keep them (`OptionSpec::keeps`) are kept aside, as copies.
+    fn prepare_keeping(&self, dict: &Bound<'_, PyDict>) -> Result<(Params, KeptAside), Unhandled> {
+        let mut keep = Some(KeptAside::default());
+        let params = self.prepare_with(dict, &mut keep)?;
+        Ok((params, keep.unwrap_or_default()))
+    }
+
+    fn prepare_with(
+        &self,
+        dict: &Bound<'_, PyDict>,
+        keep: &mut Option<KeptAside>,
+    ) -> Result<Params, Unhandled> {
         // With sub-options, a dict or list given twice is refused (found while converting).
         let mut seen = match self.spec.has_sub_options() {
             true => Some(SeenContainers::default()),
@@ -1028,28 +1044,8 @@ impl CompiledArgSpec {
             self.spec.options.len(),
             Some(&self.spec),
             &mut seen,
-            &mut None,
+            keep,
         )
-    }
-
-    /// `prepare` for the fast path, whose result is built from the outcome by `reuse`: lists
-    /// and dicts of options that keep them (`OptionSpec::keeps`) are kept aside, as copies.
-    fn prepare_keeping(&self, dict: &Bound<'_, PyDict>) -> Result<(Params, KeptAside), Unhandled> {
-        let mut seen = match self.spec.has_sub_options() {
-            true => Some(SeenContainers::default()),
-            false => None,
-        };
-        let mut keep = Some(KeptAside::default());
-        let params = to_params_with_room(
-            dict,
-            Mode::Params,
-            1,
-            self.spec.options.len(),
-            Some(&self.spec),
-            &mut seen,
-            &mut keep,
-        )?;
-        Ok((params, keep.unwrap_or_default()))
     }
 
     /// The core's validation of `params` (made from `parameters`), ansible-core's checkers
