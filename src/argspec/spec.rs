@@ -119,8 +119,23 @@ pub struct OptionSpec {
     /// Whether a list or dict given for it may be kept aside by the caller (`Value::Kept`):
     /// its check returns it as it is (a `list`, `dict` or `raw` option; elements, if any, `str`
     /// or `dict`, checked by the caller) and nothing else reads inside it (no sub-options,
-    /// `no_log` or `choices`; `required_if` compares it only with scalars).
+    /// `no_log` or `choices`; `required_if` compares it only with scalars).  Decided once, at
+    /// compile: the caller asks for every option given.
     pub keeps: bool,
+}
+
+impl OptionSpec {
+    /// `keeps`, from the option's other fields.
+    fn can_keep(&self) -> bool {
+        self.sub.is_none()
+            && !self.no_log
+            && self.choices.is_none()
+            && matches!(
+                (self.kind, self.elements),
+                (TypeKind::List | TypeKind::Dict | TypeKind::Raw, None)
+                    | (TypeKind::List, Some(TypeKind::Str | TypeKind::Dict))
+            )
+    }
 }
 
 /// A sub-spec with its own cross-option checks (read from the option's own keys).
@@ -379,7 +394,6 @@ impl CompiledSpec {
     }
 }
 
-/// Where a name's text is: the identity of a shared name.
 fn plain<'a>(fields: &'a OptionInput, key: &str) -> Result<&'a Value, Unhandled> {
     match fields.get(key) {
         None => Ok(&Value::None),
@@ -440,7 +454,7 @@ fn compile_option(
     if required && default != Value::None {
         return Err(Unhandled("spec: required with default"));
     }
-    Ok(OptionSpec {
+    let mut option = OptionSpec {
         hash: std::hash::BuildHasher::hash_one(&rustc_hash::FxBuildHasher, name),
         name: super::value::Key::interned(name),
         kind,
@@ -460,18 +474,9 @@ fn compile_option(
         },
         sub: sub_options(&given, kind, elements, depth)?,
         keeps: false,
-    })
-    .map(|mut option| {
-        option.keeps = option.sub.is_none()
-            && !option.no_log
-            && option.choices.is_none()
-            && matches!(
-                (option.kind, option.elements),
-                (TypeKind::List | TypeKind::Dict | TypeKind::Raw, None)
-                    | (TypeKind::List, Some(TypeKind::Str | TypeKind::Dict))
-            );
-        option
-    })
+    };
+    option.keeps = option.can_keep();
+    Ok(option)
 }
 
 /// The `options` of a dict option (or list with dict elements); ansible-core only reads the

@@ -168,8 +168,7 @@ fn to_value_for(
             .ok()
             .and_then(|s| s.to_str().ok())
             .map(|s| Value::Str(s.into()))
-            .ok_or(())
-            .map_err(|_| Unhandled("value: str with surrogates")),
+            .ok_or(Unhandled("value: str with surrogates")),
         Base::Int => obj
             .extract::<i64>()
             .map(Value::Int)
@@ -243,9 +242,8 @@ impl SeenContainers {
         }
         true
     }
-}
 
-impl SeenContainers {
+    /// Every address added.
     fn addresses(&self) -> impl Iterator<Item = usize> + '_ {
         self.few[..self.count.min(Self::FEW)]
             .iter()
@@ -283,12 +281,14 @@ impl KeptAside {
         seen: &mut Option<SeenContainers>,
     ) -> Result<Option<Value>, Unhandled> {
         let dict = obj.is_exact_instance_of::<PyDict>();
-        let fits = match (option.kind, dict) {
-            (TypeKind::Dict, true) | (TypeKind::Raw, _) => true,
-            (TypeKind::List, false) => obj.is_exact_instance_of::<PyList>(),
+        let list = !dict && obj.is_exact_instance_of::<PyList>();
+        let fits = match option.kind {
+            TypeKind::Dict => dict,
+            TypeKind::List => list,
+            TypeKind::Raw => dict || list,
             _ => false,
         };
-        if !fits || !(dict || obj.is_exact_instance_of::<PyList>()) {
+        if !fits {
             return Ok(None);
         }
         if let (Some(kind), Ok(list)) = (option.elements, obj.cast_exact::<PyList>()) {
