@@ -7,6 +7,14 @@ just before it sends its task result to the controller (and again when it exits)
 terminates workers still alive when the run ends, so the result send is the last moment
 that is sure to come before the controller's exit.
 
+The spool is made by the first worker that writes to it, in the temporary directory and
+named after the owner's pid (``ansible-accel-stats-PID-TOKEN``), so an owner that ``exec``s
+or is killed before any worker wrote leaves nothing behind; the owner removes it at exit.
+The spool of an owner that was killed (or that ``exec``ed after workers wrote) is removed by
+the next owner that starts once that pid is gone.  The spool is private to the user: a
+directory of mode 0700 owned by them, files of mode 0600; one with another owner or looser
+mode is neither written, read nor removed.
+
 When the accelerator is disabled or the version is unsupported, the file is still written
 (``installed: false`` and the reason), but nothing is hooked.
 """
@@ -17,10 +25,14 @@ import atexit
 import json
 import multiprocessing.util
 import os
+import secrets
 import shutil
+import stat
 import tempfile
 
 from . import _counters
+
+SPOOL_PREFIX = "ansible-accel-stats-"
 
 _owner_pid: int | None = None
 _spool: str | None = None
@@ -49,10 +61,56 @@ def activate(*, hook_workers: bool = True) -> None:
     if not hook_workers:
         return
     if not _workers_hooked:
-        _spool = tempfile.mkdtemp(prefix="ansible-accel-stats-")
+        parent = tempfile.gettempdir()
+        # Named now, made by the first worker that writes: nothing exists until it is needed.
+        _spool = os.path.join(parent, f"{SPOOL_PREFIX}{_owner_pid}-{secrets.token_hex(8)}")
+        remove_stale_spools(parent)
         multiprocessing.util.register_after_fork(_token, _in_worker)
         _workers_hooked = True
     _hook_result_send()
+
+
+def remove_stale_spools(parent: str) -> None:
+    """Remove the spools in ``parent`` that no owner will read: those of pids that are gone,
+    and those of this pid other than ours (left by an earlier process that had this pid or
+    by this one before it ``exec``ed)."""
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return
+    for name in names:
+        if not name.startswith(SPOOL_PREFIX):
+            continue
+        pid_text, _, rest = name[len(SPOOL_PREFIX):].partition("-")
+        if not pid_text.isdigit() or not rest:
+            continue
+        path = os.path.join(parent, name)
+        pid = int(pid_text)
+        if path == _spool or (pid != os.getpid() and _alive(pid)):
+            continue
+        if _is_private_dir(path):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False  # kill(0) and kill(-1) would address process groups
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # e.g. EPERM: it exists, as another user
+    return True
+
+
+def _is_private_dir(path: str) -> bool:
+    """A real directory (not a link to one) owned by this user that nobody else may open."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077
 
 
 def _hook_result_send() -> None:
@@ -91,14 +149,27 @@ def _in_worker(_token: object) -> None:
 def _write_spool() -> None:
     if _spool is None or _owner_pid is None or os.getpid() == _owner_pid:
         return
-    data = json.dumps(_counters.snapshot())
+    if not _alive(_owner_pid):
+        return  # nobody left to read it, and nobody to remove it
+    data = json.dumps(_counters.snapshot()).encode()
     path = os.path.join(_spool, f"{os.getpid()}.json")
     try:
-        with open(path + ".tmp", "w") as handle:
+        _make_spool()
+        fd = os.open(path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        with open(fd, "wb") as handle:
             handle.write(data)
         os.replace(path + ".tmp", path)
     except OSError:
         pass  # counters are advisory; never fail a worker over them
+
+
+def _make_spool() -> None:
+    try:
+        os.mkdir(_spool, 0o700)
+    except FileExistsError:
+        pass  # another worker made it first
+    if not _is_private_dir(_spool):
+        raise PermissionError(f"{_spool} is not a directory private to this user")
 
 
 def collect() -> dict:
@@ -106,7 +177,7 @@ def collect() -> dict:
     total: dict = {}
     _counters.merge(total, _counters.snapshot())
     workers = 0
-    if _spool and os.path.isdir(_spool):
+    if _spool and _is_private_dir(_spool):
         for name in sorted(os.listdir(_spool)):
             if name.endswith(".json"):
                 try:
@@ -131,5 +202,5 @@ def _at_exit() -> None:
             json.dump(report, handle, indent=2, sort_keys=True)
             handle.write("\n")
     finally:
-        if _spool:
+        if _spool and _is_private_dir(_spool):
             shutil.rmtree(_spool, ignore_errors=True)
