@@ -24,6 +24,7 @@ PATH_MODULES = {
     "masking": "masking",
     "no_log": "no_log",
     "bytecode": "bytecode",
+    "runner": "runner",
 }
 
 SUPPORTED_TEXT = "2.19.x, 2.20.x, 2.21.x and 2.22.0 pre-releases"

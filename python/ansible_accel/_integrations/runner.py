@@ -1,0 +1,225 @@
+"""The ``runner`` path: Python modules run on the controller's machine start warm.
+
+ansible-core's ``local`` connection runs a module as ``/bin/sh -c '[ENV=...] PYTHON [SCRIPT]'``
+(SCRIPT on standard input when pipelining).  Where that command is exactly such a run of an
+AnsiBallZ module, the same shell command runs ``ansible-accel-run SOCKET PYTHON [SCRIPT]``
+instead: the client hands its standard streams, environment, working directory and the rest to
+a warm runner for PYTHON, whose forked child runs the script as that interpreter would have
+(``_runner_server``).  The shell, its environment and its exit status are ansible-core's own;
+``-vvv`` shows the command ansible-core built.  The seam is the ``subprocess.Popen`` call of
+``local.Connection.exec_command``, for the one call that the path has planned.
+
+Counters: ``native`` per module handed to a runner; fallbacks by reason for each module run
+that went the ordinary way: decided in the worker (become, async, not an AnsiBallZ module,
+options on the interpreter, the runner still starting...) or, rarely, by the client or the
+runner after the hand-over (counted by the controller from the runner directory).
+
+Off with ``ANSIBLE_ACCEL_RUNNER=0`` (or ``false``/``no``/``off``), or ``runner = false`` in
+the ``[callback_ansible_accel]`` section.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import threading
+import types
+
+from .. import _counters, _runner_pool
+from .._activation import Patch, Unavailable, core_version
+
+PATH = "runner"
+ENV = "ANSIBLE_ACCEL_RUNNER"
+_OFF = ("0", "false", "no", "off")
+_PYTHON_NAME = re.compile(r"python[0-9.]*")
+_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.S)
+
+_original_exec_command = None
+_pending = threading.local()
+_switched_off: str | None = None
+_folded = 0
+
+
+def switched_off_by_env() -> str | None:
+    value = os.environ.get(ENV)
+    if value is not None and value.strip().lower() in _OFF:
+        return f"switched off by {ENV}={value}"
+    return None
+
+
+def plan() -> list[Patch]:
+    global _original_exec_command
+    reason = switched_off_by_env()
+    if reason:
+        raise Unavailable(reason)
+    try:
+        from ansible.plugins.connection import local
+    except ImportError as ex:
+        raise Unavailable(f"ansible's local connection is not importable: {ex}") from None
+    try:
+        _runner_pool.prepare(core_version() or "")
+    except Exception as ex:  # noqa: BLE001 - each reason the runners cannot be used here
+        raise Unavailable(f"warm runners unavailable: {type(ex).__name__}: {ex}") from None
+    _original_exec_command = vars(local.Connection)["exec_command"]
+    _counters.pending(PATH, _fold_after_routing)
+    return [
+        Patch(local.Connection, "exec_command", _exec_command),
+        Patch(local, "subprocess", _subprocess_view()),
+    ]
+
+
+def switch_off(reason: str) -> None:
+    """The callback's ``runner = false``: modules go the ordinary way from here on."""
+    global _switched_off
+    _switched_off = reason
+
+
+def _subprocess_view() -> types.ModuleType:
+    """``subprocess`` as the local connection sees it: the real module, but the one planned
+    ``Popen`` call runs the rewritten command."""
+    view = types.ModuleType("subprocess", subprocess.__doc__)
+    view.__dict__.update({k: v for k, v in vars(subprocess).items() if not k.startswith("__")})
+
+    def popen(args, *rest, **kwargs):
+        planned = getattr(_pending, "command", None)
+        if planned is not None and args == planned[0]:
+            _pending.command = None
+            args = planned[1]
+        return subprocess.Popen(args, *rest, **kwargs)
+
+    view.Popen = popen
+    return view
+
+
+def _exec_command(self, cmd, in_data=None, sudoable=True):
+    routed = None if _switched_off else _route(self, cmd, in_data, sudoable)
+    if routed is None:
+        return _original_exec_command(self, cmd, in_data=in_data, sudoable=sudoable)
+    _pending.command = routed
+    try:
+        return _original_exec_command(self, cmd, in_data=in_data, sudoable=sudoable)
+    finally:
+        _pending.command = None
+
+
+def _route(connection, cmd, in_data, sudoable):
+    """(the command as ansible-core built it, the command that runs it warm), or None when
+    this is not a Python module run or it goes the ordinary way (then counted)."""
+    if not isinstance(cmd, str):
+        return None
+    parsed = parse_module_command(cmd)
+    if parsed is None:
+        return None
+    assignments, interpreter, script = parsed
+    is_module = _is_ansiballz(in_data) if script is None else _is_ansiballz_file(script)
+    if not is_module:
+        if script is None and in_data is None:
+            return None  # a bare interpreter (discovery and the like), not a module
+        if _PYTHON_NAME.fullmatch(os.path.basename(interpreter)):
+            _counters.fallback(PATH, "not an AnsiBallZ Python module (old-style, WANT_JSON or binary)")
+        return None
+    reason = _why_ordinary(connection, sudoable, interpreter)
+    if reason is None:
+        env = dict(os.environ)
+        env.update(assignments)
+        source = in_data if script is None else _read(script)
+        if source is None:
+            reason = "module script not readable"
+        else:
+            sock, reason = _runner_pool.runner_socket(interpreter, env, source)
+    if reason is not None:
+        _counters.fallback(PATH, reason)
+        return None
+    _counters.native(PATH)
+    return cmd, rewrite_command(cmd, _runner_pool.client_path(), sock)
+
+
+def _why_ordinary(connection, sudoable, interpreter) -> str | None:
+    from ansible import constants as C
+
+    if sudoable and getattr(connection, "become", None) is not None:
+        return "become"
+    if C.DEFAULT_KEEP_REMOTE_FILES:
+        return "ANSIBLE_KEEP_REMOTE_FILES"
+    if not os.path.isabs(interpreter):
+        return "interpreter not an absolute path"
+    return None
+
+
+def parse_module_command(cmd: str):
+    """``([(name, value)...], interpreter, script or None)`` when ``cmd`` is exactly
+    ``EXECUTABLE -c QUOTED`` whose inner command is ``[NAME=VALUE...] INTERPRETER [SCRIPT]``
+    as ansible-core's sh shell quotes it; else None."""
+    try:
+        outer = shlex.split(cmd)
+    except ValueError:
+        return None
+    if len(outer) != 3 or outer[1] != "-c" or f"{outer[0]} -c {shlex.quote(outer[2])}" != cmd:
+        return None
+    inner = outer[2]
+    try:
+        words = shlex.split(inner)
+    except ValueError:
+        return None
+    assignments = []
+    while words and (match := _ASSIGNMENT.fullmatch(words[0])):
+        assignments.append((match[1], match[2]))
+        words.pop(0)
+    if len(words) not in (1, 2) or any(w.startswith("-") for w in words[1:]):
+        return None
+    rebuilt = " ".join([*(f"{k}={shlex.quote(v)}" for k, v in assignments), *(shlex.quote(w) for w in words)])
+    if rebuilt != inner:
+        return None
+    return assignments, words[0], (words[1] if len(words) == 2 else None)
+
+
+def rewrite_command(cmd: str, client: str, sock: str) -> str:
+    """``cmd`` with the interpreter run through the client: ``[NAME=VALUE...] CLIENT SOCKET
+    INTERPRETER [SCRIPT]`` in the same shell."""
+    outer = shlex.split(cmd)
+    assignments, interpreter, script = parse_module_command(cmd)
+    words = [client, sock, interpreter, *([script] if script is not None else [])]
+    inner = " ".join([*(f"{k}={shlex.quote(v)}" for k, v in assignments), *(shlex.quote(w) for w in words)])
+    return f"{outer[0]} -c {shlex.quote(inner)}"
+
+
+_MARK = b"_ANSIBALLZ_WRAPPER = True"
+
+
+def _is_ansiballz(data) -> bool:
+    return isinstance(data, bytes) and data.startswith(b"#!") and _MARK in data[:8192]
+
+
+def _is_ansiballz_file(path: str) -> bool:
+    if not os.path.basename(path).startswith("AnsiballZ_"):
+        return False
+    try:
+        with open(path, "rb") as handle:
+            return _is_ansiballz(handle.read(8192))
+    except OSError:
+        return False
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
+
+
+def _fold_after_routing() -> int:
+    """In the controller: the modules handed to a runner that went the ordinary way after all
+    (written by the client or the runner), counted as fallbacks and taken off ``native``."""
+    global _folded
+    if os.getpid() != _runner_pool._Pool.owner_pid:
+        return 0
+    lines = _runner_pool.fallbacks_seen()
+    new = lines[_folded:]
+    _folded = len(lines)
+    bucket = _counters._fallback[PATH]  # called under the counters' lock (a pending count)
+    for line in new:
+        bucket[f"after hand-over: {line}"] += 1
+    return -len(new)

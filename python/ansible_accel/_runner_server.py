@@ -1,0 +1,817 @@
+"""A warm interpreter for AnsiBallZ modules on the local machine.
+
+Run as ``INTERPRETER _runner_server.py SOCKET LIFELINE_FD LOCK_FD PROBE LOG`` by the interpreter
+the modules name, with the environment they start with (``ansible_accel._runner_pool`` starts
+it).  First it runs PROBE: this controller's own AnsiBallZ wrapper, on a payload of this
+controller's module_utils whose module stops at once.  That imports, in the very order a
+module's interpreter does, everything the wrapper imports before a module's own code runs.
+Then it serves ``ansible-accel-run`` clients on SOCKET: each request forks a child that becomes
+what ``INTERPRETER [SCRIPT]`` would have been (argv, environment, working directory, umask,
+signal dispositions and mask, resource limits, process group, standard streams) and runs the
+script as ``__main__``.
+
+Standard library only, and nothing imported before the probe has run: a child's ``sys.modules``
+then holds what a fresh interpreter's holds when the module's own code starts, in the same
+order.  A script whose wrapper or preloaded module_utils files differ from the probe's is run
+by a fresh interpreter exec'd in the child (the ordinary way, once).
+
+It ends when LIFELINE_FD reads end-of-file (the controller and every process it forked are
+gone) or on SIGTERM.  docs/runner.md describes the protocol and what a child inherits.
+"""
+
+import sys
+
+# A fresh interpreter's state at start, taken before anything else is imported.
+_STARTUP_MODULES = frozenset(sys.modules)
+_STARTUP_PATH_TAIL = list(sys.path) if sys.flags.safe_path else list(sys.path[1:])
+_BUILTINS = __builtins__
+
+PROBE_EXIT = "ansible-accel-probe"
+_MAIN_CALL = b'\n\n\nif __name__ == "__main__":\n    _ansiballz_main(\n'
+_LOADER = "ansible.module_utils._internal._ansiballz._loader"
+
+
+class _State:
+    """What the probe established; read by every child."""
+
+    interpreter = ""
+    wrapper_head = b""  # the wrapper code (everything before the call) a script must carry
+    preloaded = ()  # module names the probe loaded, in order
+    preloaded_files = {}  # payload member -> (crc, size) of each preloaded module's file
+    probe_zip = ""  # the probe payload's zip path (removed): prefix of preloaded modules' paths
+    significant = {}  # start-up environment entries a request must share (bytes -> bytes)
+    coerced_ctype = None  # LC_CTYPE as the interpreter coerced it at start (PEP 538), if it did
+    fallbacks_path = ""
+
+
+def _run_probe(probe_path):
+    with open(probe_path, "rb") as handle:
+        source = handle.read()
+    head = source[: source.rindex(_MAIN_CALL)]
+    namespace = {"__name__": "__ansible_accel_probe__", "__builtins__": _BUILTINS}
+    code = compile(source.replace(b'if __name__ == "__main__":', b"if True:", 1), probe_path, "exec", dont_inherit=True)
+    try:
+        exec(code, namespace)
+    except SystemExit as ex:
+        if ex.code != PROBE_EXIT:
+            raise
+    else:
+        raise RuntimeError("the probe module did not stop the wrapper")
+    return source, head
+
+
+def _preload(probe_path):
+    source, _State.wrapper_head = _run_probe(probe_path)
+    import tempfile
+    import zipimport
+
+    # What the probe's wrapper cached that a module's wrapper computes again itself.
+    tempfile.tempdir = None
+    tempfile._name_sequence = None
+    probes = [p for p in zipimport._zip_directory_cache if "/ansible_accelprobe_payload_" in p]
+    if len(probes) != 1:
+        raise RuntimeError(f"expected one probe payload zip, found {probes}")
+    _State.probe_zip = probes[0]
+    del zipimport._zip_directory_cache[_State.probe_zip]
+    sys.path[:] = _STARTUP_PATH_TAIL
+    for path in [p for p in sys.path_importer_cache if p.startswith(_State.probe_zip)]:
+        del sys.path_importer_cache[path]
+    sys.modules.pop("ansible_accel_runner_probe", None)
+    # The wrapper's import of its loader module is when a child learns its payload's path:
+    # the loader is imported afresh there, once the preloaded packages point into that payload.
+    if _LOADER in sys.modules:
+        del sys.modules[_LOADER]
+        parent = sys.modules.get(_LOADER.rpartition(".")[0])
+        if parent is not None and "_loader" in vars(parent):
+            delattr(parent, "_loader")
+    _State.preloaded = tuple(n for n in sys.modules if n not in _STARTUP_MODULES)
+    _State.preloaded_files = _preloaded_files(source)
+
+
+def _payload_members(source):
+    """The (crc, size) of each member of the payload a wrapper script carries, or None."""
+    import base64
+    import io
+    import zipfile
+
+    start = source.find(b"\nzip_data='", source.rfind(_MAIN_CALL))
+    if start < 0:
+        return None
+    start += len(b"\nzip_data='")
+    end = source.find(b"'", start)
+    try:
+        with zipfile.ZipFile(io.BytesIO(base64.b64decode(source[start:end], validate=True))) as archive:
+            return {i.filename: (i.CRC, i.file_size) for i in archive.infolist()}
+    except (ValueError, zipfile.BadZipFile):
+        return None
+
+
+def _preloaded_files(source):
+    members = _payload_members(source) or {}
+    prefix = _State.probe_zip + "/"
+    files = {}
+    for name in _State.preloaded:
+        origin = getattr(getattr(sys.modules[name], "__spec__", None), "origin", None) or ""
+        if origin.startswith(prefix):
+            member = origin[len(prefix):]
+            if member not in members:
+                raise RuntimeError(f"{name} was loaded from {member}, which the probe payload lacks")
+            files[member] = members[member]
+    return files
+
+
+def _script_mismatch(source):
+    """Why this script cannot run on what the runner preloaded, or None."""
+    at = source.rfind(_MAIN_CALL)
+    if at < 0 or source[:at] != _State.wrapper_head:
+        return "not this controller's AnsiBallZ wrapper"
+    tail = source[at:]
+    if b"\nextensions={},\n" not in tail:
+        return "AnsiBallZ extensions (coverage or a debugger)"
+    members = _payload_members(source)
+    if members is None:
+        return "payload not readable"
+    for member, stamp in _State.preloaded_files.items():
+        if members.get(member) != stamp:
+            return "payload module_utils differ from the preloaded ones"
+    return None
+
+
+# --- serving ----------------------------------------------------------------------------------
+# Everything below runs after the probe: the modules it imports that the probe did not are
+# taken out of a child's sys.modules again (_Child.enter).
+
+
+def _significant(key):
+    """Environment keys that act when an interpreter starts (or when the preloaded modules
+    were imported): a request must carry the runner's own values for them."""
+    return key.startswith((b"PYTHON", b"LC_")) or key in (b"LANG", b"TZ")
+
+
+def _read_env_file(path):
+    with open(path, "rb") as handle:
+        data = handle.read()
+    env = {}
+    for entry in data.split(b"\0"):
+        key, sep, value = entry.partition(b"=")
+        if sep:
+            env.setdefault(key, value)
+    return env
+
+
+class Request:
+    """One run asked for by a client: what its interpreter would have started with."""
+
+    def __init__(self, body):
+        import struct
+
+        if body[:4] != b"AAR1":
+            raise ValueError("not a version 1 request")
+        pos = 4
+
+        def u32():
+            nonlocal pos
+            (value,) = struct.unpack_from("<I", body, pos)
+            pos += 4
+            return value
+
+        def strings():
+            nonlocal pos
+            items = []
+            for _ in range(u32()):
+                size = u32()
+                items.append(bytes(body[pos:pos + size]))
+                pos += size
+            return items
+
+        self.argv = strings()
+        self.env = strings()
+        self.umask = u32()
+        (self.pgid,) = struct.unpack_from("<i", body, pos)
+        self.blocked, self.ignored = struct.unpack_from("<QQ", body, pos + 4)
+        pos += 20
+        self.rlimits = []
+        for _ in range(u32()):
+            self.rlimits.append(struct.unpack_from("<IQQ", body, pos))
+            pos += 20
+        if pos != len(body) or not self.argv:
+            raise ValueError("malformed request")
+
+    def environ(self):
+        """The environment as the interpreter's os.environ would hold it: first entry of a
+        key wins, entries without '=' skipped, LC_CTYPE coerced as the runner's was."""
+        env = {}
+        for entry in self.env:
+            key, sep, value = entry.partition(b"=")
+            if sep:
+                env.setdefault(key, value)
+        if _State.coerced_ctype is not None:
+            env[b"LC_CTYPE"] = _State.coerced_ctype
+        return env
+
+    def refusal(self, peer_pid):
+        """Why this request goes the ordinary way, or None."""
+        import os
+
+        if self.argv[0] != _State.interpreter.encode():
+            return "another interpreter"
+        if len(self.argv) > 2 or (len(self.argv) == 2 and self.argv[1].startswith(b"-")):
+            return "interpreter options or arguments"
+        env = {}
+        for entry in self.env:
+            key, sep, value = entry.partition(b"=")
+            if sep:
+                if not key:
+                    return "an environment entry without a name"
+                env.setdefault(key, value)
+        mine = {k: v for k, v in env.items() if _significant(k)}
+        if mine != _State.significant:
+            return "start-up environment (PYTHON*, LC_*, LANG, TZ) unlike the runner's"
+        try:
+            if os.getsid(peer_pid) != os.getsid(0):
+                return "another session"
+        except OSError:
+            return "client gone"
+        import resource
+
+        for res, cur, limit in self.rlimits:
+            try:
+                _, mine_max = resource.getrlimit(res)
+            except (OSError, ValueError):
+                continue
+            if _rlim(limit) > _rlim(mine_max) and mine_max != resource.RLIM_INFINITY:
+                return "a resource limit above the runner's"
+        return None
+
+
+def _rlim(value):
+    import resource
+
+    return resource.RLIM_INFINITY if value == 0xFFFFFFFFFFFFFFFF else value
+
+
+def _note(path, line):
+    """Append one line to a file of the runner's directory; never fails the caller."""
+    import os
+
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+        try:
+            os.write(fd, line.encode("utf-8", "replace") + b"\n")
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+
+
+def _fail(socket_path, log_path, message):
+    _note(log_path, message)
+    _note(socket_path + ".failed", message)
+
+
+class Server:
+    def __init__(self, socket_path, lifeline_fd, lock_fd, log_path):
+        import os
+        import selectors
+        import socket
+
+        self.socket_path = socket_path
+        self.log_path = log_path
+        self.lifeline_fd = lifeline_fd
+        self.lock_fd = lock_fd
+        self.selector = selectors.DefaultSelector()
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        temporary = f"{socket_path}.{os.getpid()}.tmp"
+        old_umask = os.umask(0o177)
+        try:
+            self.listener.bind(temporary)
+        finally:
+            os.umask(old_umask)
+        self.listener.listen(64)
+        os.replace(temporary, socket_path)  # appears only once it accepts
+        self.selector.register(self.listener, selectors.EVENT_READ, self._accept)
+        self.selector.register(lifeline_fd, selectors.EVENT_READ, self._lifeline)
+        self.running = {}  # pidfd -> (pid, connection)
+        self.done = False
+
+    def serve(self):
+        """Serve until the lifeline ends; returns None there, or in a forked child the
+        _Child to run (so nothing of this loop is on the stack while a module runs)."""
+        import gc
+
+        gc.freeze()  # the preloaded heap stays shared with the children, untouched by their gc
+        while not self.done:
+            for key, _ in self.selector.select():
+                child = key.data(key.fileobj)
+                if child is not None:
+                    return child
+                if self.done:
+                    break
+        self.close()
+        return None
+
+    def close(self):
+        import os
+
+        try:
+            if os.stat(self.socket_path).st_ino == os.fstat(self.listener.fileno()).st_ino:
+                os.unlink(self.socket_path)
+        except OSError:
+            pass
+        self.listener.close()
+        self.selector.close()
+
+    def _lifeline(self, fd):
+        import os
+
+        if not os.read(fd, 64):
+            self.done = True
+        return None
+
+    def _accept(self, listener):
+        import socket
+        import struct
+
+        try:
+            connection, _ = listener.accept()
+        except OSError:
+            return None
+        import os
+
+        pid, uid, _gid = struct.unpack("3i", connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+        if uid != os.getuid():
+            connection.close()
+            return None
+        connection.settimeout(10)
+        try:
+            request, fds = self._receive(connection)
+        except (OSError, ValueError) as ex:
+            _note(self.log_path, f"bad request: {type(ex).__name__}: {ex}")
+            connection.close()
+            return None
+        reason = request.refusal(pid)
+        if reason is not None:
+            self._refuse(connection, reason)
+        else:
+            child = self._start(connection, request, fds)
+            if child is not None:
+                return child
+        for fd in fds:
+            os.close(fd)
+        return None
+
+    def _receive(self, connection):
+        import array
+        import socket
+        import struct
+
+        fds = array.array("i")
+        data = bytearray()
+        while len(data) < 4 or len(data) < 4 + struct.unpack_from("<I", data)[0]:
+            chunk, ancillary, _flags, _ = connection.recvmsg(65536, socket.CMSG_SPACE(16 * fds.itemsize))
+            for level, kind, payload in ancillary:
+                if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                    fds.frombytes(payload[: len(payload) - len(payload) % fds.itemsize])
+            if not chunk:
+                raise ValueError("connection closed mid-request")
+            data += chunk
+        fds = list(fds)
+        if len(fds) != 4:
+            import os
+
+            for fd in fds:
+                os.close(fd)
+            raise ValueError(f"{len(fds)} file descriptors instead of 4")
+        return Request(memoryview(data)[4:]), fds
+
+    def _refuse(self, connection, reason):
+        import struct
+
+        payload = reason.encode()
+        try:
+            connection.sendall(b"R" + struct.pack("<I", len(payload)) + payload)
+        except OSError:
+            pass
+        connection.close()
+
+    def _start(self, connection, request, fds):
+        import os
+        import selectors
+        import struct
+
+        ready_r, ready_w = os.pipe()
+        go_r, go_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(ready_r)
+            os.close(go_w)
+            return _Child(self, connection, request, fds, ready_w, go_r)
+        os.close(ready_w)
+        os.close(go_r)
+        try:
+            answer = os.read(ready_r, 4096)
+        finally:
+            os.close(ready_r)
+        if answer != b"G":
+            os.close(go_w)
+            os.waitpid(pid, 0)
+            self._refuse(connection, "child set-up failed: " + answer[1:].decode("utf-8", "replace"))
+            return None
+        try:
+            connection.sendall(b"S" + struct.pack("<i", pid))
+            os.write(go_w, b"g")
+        except OSError:
+            os.kill(pid, 9)  # the client is gone before the module started: it never runs
+        finally:
+            os.close(go_w)
+        pidfd = os.pidfd_open(pid)
+        self.running[pidfd] = (pid, connection)
+        self.selector.register(pidfd, selectors.EVENT_READ, self._exited)
+        self.selector.register(connection, selectors.EVENT_READ, self._client_event)
+        return None
+
+    def _exited(self, pidfd):
+        import os
+        import struct
+
+        pid, connection = self.running.pop(pidfd)
+        self.selector.unregister(pidfd)
+        os.close(pidfd)
+        _, status = os.waitpid(pid, 0)
+        try:
+            self.selector.unregister(connection)
+        except KeyError:
+            pass  # the client went away first
+        try:
+            connection.sendall(b"X" + struct.pack("<i", status))
+        except OSError:
+            pass
+        connection.close()
+
+    def _client_event(self, connection):
+        # A client says nothing after its request: readable means it went away.  Its module
+        # (the process the client stood for) goes with it, as the interpreter would have.
+        import os
+
+        try:
+            if connection.recv(1, 0x40):  # MSG_DONTWAIT
+                return None
+        except BlockingIOError:
+            return None
+        except OSError:
+            pass
+        for pidfd, (pid, held) in self.running.items():
+            if held is connection:
+                try:
+                    os.kill(pid, 9)
+                except OSError:
+                    pass
+                self.selector.unregister(connection)
+                break
+        return None
+
+
+class _Child:
+    """The forked child: becomes the client's interpreter, then runs its script."""
+
+    def __init__(self, server, connection, request, fds, ready_fd, go_fd):
+        self.server, self.connection, self.request = server, connection, request
+        self.fds, self.ready_fd, self.go_fd = fds, ready_fd, go_fd
+
+    def run(self):
+        import os
+
+        try:
+            self._drop_runner()
+            self._become()
+        except BaseException as ex:  # noqa: BLE001 - any set-up failure: the client runs it
+            os.write(self.ready_fd, b"F" + f"{type(ex).__name__}: {ex}".encode()[:2000])
+            os._exit(0)
+        os.write(self.ready_fd, b"G")
+        os.close(self.ready_fd)
+        go = os.read(self.go_fd, 1)
+        os.close(self.go_fd)
+        if go != b"g":
+            os._exit(1)  # the runner ended before the client knew: never run the module
+        os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+        _run_script(self.request)
+
+    def _drop_runner(self):
+        import os
+
+        server = self.server
+        server.listener.close()
+        server.selector.close()
+        self.connection.close()
+        for pidfd, (_pid, connection) in server.running.items():
+            connection.close()
+            os.close(pidfd)
+        server.running = {}
+        os.close(server.lifeline_fd)
+        os.close(server.lock_fd)
+
+    def _become(self):
+        import os
+        import signal
+
+        request = self.request
+        if os.getpgrp() != request.pgid:
+            os.setpgid(0, request.pgid)
+        signal.set_wakeup_fd(-1)
+        for sig in signal.valid_signals():
+            if sig in (signal.SIGKILL, signal.SIGSTOP):
+                continue
+            handler = _fresh_disposition(sig, request.ignored)
+            try:
+                signal.signal(sig, handler)
+            except (OSError, ValueError):
+                pass
+        signal.pthread_sigmask(signal.SIG_SETMASK, [s for s in range(1, 65) if request.blocked >> (s - 1) & 1])
+        if request.rlimits:
+            import resource
+
+            for res, cur, limit in request.rlimits:
+                wanted = (_rlim(cur), _rlim(limit))
+                try:
+                    if resource.getrlimit(res) != wanted:
+                        resource.setrlimit(res, wanted)
+                except ValueError:
+                    continue  # a resource this interpreter does not know
+        os.umask(request.umask)
+        os.fchdir(self.fds[3])
+        for target, fd in enumerate(self.fds[:3]):
+            os.dup2(fd, target)
+        _set_environ(request.environ())
+
+
+def _fresh_disposition(sig, ignored_mask):
+    """What a fresh interpreter starts with for ``sig``: ignored stays ignored (exec keeps
+    SIG_IGN), SIGINT gets Python's handler, SIGPIPE and SIGXFSZ are ignored, the rest default."""
+    import signal
+
+    if ignored_mask >> (sig - 1) & 1:
+        return signal.SIG_IGN
+    if sig == signal.SIGINT:
+        return signal.default_int_handler
+    if sig in (signal.SIGPIPE, getattr(signal, "SIGXFSZ", None)):
+        return signal.SIG_IGN
+    return signal.SIG_DFL
+
+
+def _set_environ(env):
+    """Make the process environment ``env`` (bytes -> bytes, in order), in C and in os.environ."""
+    import os
+    import posix
+
+    for key in [*os.environ._data, *posix.environ]:
+        try:
+            os.unsetenv(key)
+        except (OSError, ValueError):
+            pass
+    os.environ._data.clear()
+    posix.environ.clear()
+    posix.environ.update(env)
+    for key, value in env.items():
+        os.putenv(key, value)
+        os.environ._data[key] = value
+
+
+def _exec_fresh(request, stdin_source, reason):
+    """Run the script the ordinary way from here: a fresh interpreter in this process, with
+    the script on standard input again if it came from there."""
+    import os
+    import signal
+
+    _note(_State.fallbacks_path, reason)
+    for sig in signal.valid_signals():
+        if sig not in (signal.SIGKILL, signal.SIGSTOP):
+            try:
+                signal.signal(sig, signal.SIG_IGN if request.ignored >> (sig - 1) & 1 else signal.SIG_DFL)
+            except (OSError, ValueError):
+                pass
+    if stdin_source is not None:
+        read_end, write_end = os.pipe()
+        writer = os.fork()
+        if writer == 0:  # the feeder's own child writes, so no process is left for the module to reap
+            if os.fork() == 0:
+                os.close(read_end)
+                try:
+                    view = memoryview(stdin_source)
+                    while view:
+                        view = view[os.write(write_end, view):]
+                finally:
+                    os._exit(0)
+            os._exit(0)
+        os.waitpid(writer, 0)
+        os.close(write_end)
+        os.dup2(read_end, 0)
+        os.close(read_end)
+    argv = request.argv
+    env = [e for e in request.env]
+    try:
+        os.execve(argv[0], argv, dict(_env_pairs(env)))
+    except OSError as ex:
+        os.write(2, f"ansible-accel-run: cannot execute {os.fsdecode(argv[0])}: {ex.strerror}\n".encode())
+        os._exit(126)
+
+
+def _env_pairs(entries):
+    for entry in entries:
+        key, sep, value = entry.partition(b"=")
+        if sep:
+            yield key, value
+
+
+def _read_all(fd):
+    import os
+
+    chunks = []
+    while True:
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _run_script(request):
+    """Run the request's script as ``__main__``, as ``python [SCRIPT]`` would."""
+    import os
+
+    from_stdin = len(request.argv) == 1
+    if from_stdin:
+        source = _read_all(0)
+        filename = "<stdin>"
+    else:
+        script = os.fsdecode(request.argv[1])
+        try:
+            with open(script, "rb") as handle:
+                source = handle.read()
+        except OSError:
+            _exec_fresh(request, None, "script not readable")
+        filename = os.path.abspath(script)
+    reason = _script_mismatch(source)
+    if reason is not None:
+        _exec_fresh(request, source if from_stdin else None, reason)
+    _enter_main(request, filename, from_stdin)
+    main_module = sys.modules["__main__"]
+    try:
+        code = compile(source, filename, "exec", dont_inherit=True)
+        exec(code, vars(main_module))
+    except SystemExit:
+        raise  # handled as the interpreter handles it: at the top of this process's own script
+    except BaseException as ex:  # noqa: BLE001 - what the interpreter does with an uncaught one
+        _uncaught(ex, main_module)
+    _forget_file(main_module)
+    raise SystemExit(0)
+
+
+def _enter_main(request, filename, from_stdin):
+    import os
+
+    sys.argv = [""] if from_stdin else [os.fsdecode(request.argv[1])]
+    sys.orig_argv = [os.fsdecode(a) for a in request.argv]
+    if sys.flags.safe_path:
+        sys.path = list(_STARTUP_PATH_TAIL)
+    else:
+        head = "" if from_stdin else os.path.dirname(os.path.realpath(filename))
+        sys.path = [head, *_STARTUP_PATH_TAIL]
+    keep = set(_STARTUP_MODULES).union(_State.preloaded)
+    for name in [n for n in sys.modules if n not in keep]:
+        del sys.modules[name]
+    main_module = type(sys)("__main__")
+    main_module.__annotations__ = {}
+    main_module.__builtins__ = _BUILTINS
+    if from_stdin:
+        main_module.__loader__ = sys.modules["_frozen_importlib"].BuiltinImporter
+    else:
+        main_module.__loader__ = sys.modules["_frozen_importlib_external"].SourceFileLoader("__main__", filename)
+    main_module.__file__ = filename
+    main_module.__cached__ = None
+    sys.modules["__main__"] = main_module
+    sys.meta_path.insert(0, _Retarget())
+
+
+def _forget_file(main_module):
+    # The interpreter removes the __file__ and __cached__ it set once the script has run.
+    namespace = vars(main_module)
+    namespace.pop("__file__", None)
+    namespace.pop("__cached__", None)
+
+
+def _uncaught(ex, main_module):
+    """Print an uncaught exception as the interpreter does (through sys.excepthook, from the
+    script's own frame) and end the process as it would."""
+    import os
+    import signal
+
+    tb = ex.__traceback__.tb_next if ex.__traceback__ is not None else None
+    ex.__traceback__ = tb
+    sys.last_type, sys.last_value, sys.last_traceback = type(ex), ex, tb
+    if sys.version_info >= (3, 12):
+        sys.last_exc = ex
+    try:
+        sys.excepthook(type(ex), ex, tb)
+    except BaseException:  # noqa: BLE001
+        pass
+    _forget_file(main_module)
+    if isinstance(ex, KeyboardInterrupt):
+        # The interpreter finalizes, then ends itself with SIGINT.
+        import atexit
+        import threading
+
+        threading._shutdown()
+        atexit._run_exitfuncs()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except BaseException:  # noqa: BLE001
+                pass
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+    raise SystemExit(1)
+
+
+class _Retarget:
+    """Points the preloaded ansible packages and modules at this child's payload when the
+    wrapper imports its loader module, then leaves sys.meta_path."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != _LOADER:
+            return None
+        sys.meta_path.remove(self)
+        _retarget(sys.path[0])
+        return None
+
+    def invalidate_caches(self):
+        pass
+
+
+def _retarget(payload_zip):
+    import os
+    import zipimport
+
+    old = _State.probe_zip
+    loaders = {}
+    for name in _State.preloaded:
+        module = sys.modules.get(name)
+        spec = getattr(module, "__spec__", None)
+        origin = getattr(spec, "origin", None)
+        if not origin or not origin.startswith(old + "/"):
+            continue
+        member = origin[len(old) + 1:]
+        is_package = spec.submodule_search_locations is not None
+        directory = os.path.dirname(os.path.dirname(member) if is_package else member)
+        where = os.path.join(payload_zip, directory) + ("/" if directory else "")
+        key = os.path.join(payload_zip, directory) if directory else payload_zip
+        loader = loaders.get(key)
+        if loader is None:
+            loader = loaders[key] = zipimport.zipimporter(where if directory else payload_zip)
+            sys.path_importer_cache.setdefault(key, loader)
+        spec.origin = payload_zip + "/" + member
+        spec.loader = loader
+        if getattr(module, "__file__", None) is not None:
+            module.__file__ = spec.origin
+        module.__loader__ = loader
+        if is_package:
+            locations = spec.submodule_search_locations
+            locations[:] = [payload_zip + p[len(old):] if p.startswith(old) else p for p in locations]
+            path = getattr(module, "__path__", None)
+            if path is not None and path is not locations:
+                path[:] = list(locations)
+
+
+def main():
+    import os
+
+    socket_path, lifeline_fd, lock_fd, probe_path, log_path = sys.argv[1:6]
+    _State.interpreter = sys.orig_argv[0]
+    _State.fallbacks_path = socket_path + ".fallbacks"
+    try:
+        _preload(probe_path)
+        import signal
+
+        start_env = _read_env_file(probe_path + ".env")
+        _State.significant = {k: v for k, v in start_env.items() if _significant(k)}
+        now = os.environb.get(b"LC_CTYPE")
+        if now != start_env.get(b"LC_CTYPE"):
+            _State.coerced_ctype = now
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+        for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGQUIT):
+            signal.signal(sig, signal.SIG_IGN)
+        os.chdir("/")
+        server = Server(socket_path, int(lifeline_fd), int(lock_fd), log_path)
+    except BaseException as ex:  # noqa: BLE001 - whatever stops the start stops the runner, said once
+        _fail(socket_path, log_path, f"the runner could not start: {type(ex).__name__}: {ex}")
+        raise SystemExit(3) from None
+    for path in (probe_path, probe_path + ".env"):
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+    child = server.serve()
+    if child is not None:
+        child.run()  # raises SystemExit (or ends the process) as the module's interpreter would
+
+
+if __name__ == "__main__":
+    main()
