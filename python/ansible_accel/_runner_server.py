@@ -772,12 +772,11 @@ def _retarget(payload_zip):
         if getattr(module, "__file__", None) is not None:
             module.__file__ = spec.origin
         module.__loader__ = loader
-        if is_package:
-            locations = spec.submodule_search_locations
-            locations[:] = [payload_zip + p[len(old):] if p.startswith(old) else p for p in locations]
-            path = getattr(module, "__path__", None)
-            if path is not None and path is not locations:
-                path[:] = list(locations)
+        if is_package:  # the spec's locations, and __path__ (extend_path makes it a copy)
+            lists = {id(x): x for x in (spec.submodule_search_locations, getattr(module, "__path__", None))}
+            for locations in lists.values():
+                if isinstance(locations, list):
+                    locations[:] = [payload_zip + p[len(old):] if p.startswith(old + "/") else p for p in locations]
 
 
 def main():

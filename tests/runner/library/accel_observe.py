@@ -1,0 +1,97 @@
+#!/usr/bin/python
+"""Reports what a module can observe of the interpreter it runs in (for the runner's tests)."""
+
+from __future__ import annotations
+
+import gc
+import locale
+import os
+import random
+import signal
+import sys
+import threading
+import warnings
+
+from ansible.module_utils.basic import AnsibleModule
+
+
+def _dispositions():
+    found = {}
+    for sig in signal.valid_signals():
+        try:
+            handler = signal.getsignal(sig)
+        except (OSError, ValueError):
+            continue
+        found[int(sig)] = getattr(handler, "__name__", None) or str(handler)
+    return found
+
+
+def _limits():
+    import resource
+
+    return {n: list(resource.getrlimit(n)) for n in range(16)}
+
+
+def _module_path(name):
+    module = sys.modules.get(name)
+    return getattr(module, "__file__", None)
+
+
+def main():
+    module = AnsibleModule(argument_spec=dict(mutate=dict(type="bool", default=False)))
+    import ansible
+    import ansible.module_utils
+    import ansible.module_utils.basic as basic
+
+    observed = dict(
+        argv=sys.argv,
+        orig_argv=sys.orig_argv,
+        executable=sys.executable,
+        path=sys.path,
+        modules=list(sys.modules),
+        environ=list(os.environ.items()),
+        cwd=os.getcwd(),
+        umask=os.umask(0o022),
+        dispositions=_dispositions(),
+        blocked=sorted(int(s) for s in signal.pthread_sigmask(signal.SIG_BLOCK, [])),
+        limits=_limits(),
+        fds=sorted(os.listdir("/proc/self/fd")),
+        flags=list(sys.flags),
+        locale=[locale.getlocale(locale.LC_CTYPE), locale.getpreferredencoding(False), sys.getfilesystemencoding()],
+        stdio=[[s.encoding, s.errors, s.line_buffering, s.write_through if hasattr(s, "write_through") else None]
+               for s in (sys.stdin, sys.stdout, sys.stderr)],
+        pid=os.getpid(),
+        pgrp=os.getpgrp(),
+        sid=os.getsid(0),
+        random=random.random(),
+        threads=threading.active_count(),
+        warning_filters=[str(f) for f in warnings.filters],
+        meta_path=[type(f).__name__ if not isinstance(f, type) else f.__name__ for f in sys.meta_path],
+        path_hooks=len(sys.path_hooks),
+        ansible_path=list(ansible.__path__),
+        module_utils_path=list(ansible.module_utils.__path__),
+        basic_file=basic.__file__,
+        basic_loader=[type(basic.__loader__).__name__, getattr(basic.__loader__, "archive", None),
+                      getattr(basic.__loader__, "prefix", None)],
+        basic_spec_origin=basic.__spec__.origin,
+        loader_file=_module_path("ansible.module_utils._internal._ansiballz._loader"),
+        main_keys=sorted(vars(sys.modules["__main__"])),
+        gc_enabled=gc.isenabled(),
+        tempdir_cached=__import__("tempfile").tempdir,
+    )
+    if module.params["mutate"]:
+        # Changes a later module must not see.
+        basic._ACCEL_MUTATED = True
+        os.environ["ACCEL_LEAK"] = "1"
+        os.chdir("/")
+        os.umask(0o077)
+        signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+        random.seed(1)
+        threading.Thread(target=lambda: None, daemon=True).start()
+        os.open("/dev/null", os.O_RDONLY)
+    observed["mutated_seen"] = getattr(basic, "_ACCEL_MUTATED", False)
+    module.exit_json(changed=False, observed=observed)
+
+
+if __name__ == "__main__":
+    main()
