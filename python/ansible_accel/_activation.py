@@ -126,7 +126,11 @@ def install() -> dict:
         from . import _stats
 
         _core_version = core_version()
-        _global_reason = "disabled by ANSIBLE_ACCEL=0" if disabled_by_env() else version_support(_core_version)
+        _global_reason = (
+            f"disabled by ANSIBLE_ACCEL={os.environ['ANSIBLE_ACCEL'].strip()}"
+            if disabled_by_env()
+            else version_support(_core_version)
+        )
         if _global_reason is not None:
             for state in _paths.values():
                 state.active, state.reason = False, _global_reason
