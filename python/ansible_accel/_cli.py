@@ -23,6 +23,7 @@ ANSIBLE_COMMANDS = {
 
 
 def format_status(report: dict) -> str:
+    """``status()`` for people: the versions, then one aligned row per path."""
     lines = [
         f"ansible-accel {_version()}",
         f"ansible-core  {report['ansible_core'] or 'not importable'}"
@@ -30,17 +31,29 @@ def format_status(report: dict) -> str:
         f"installed     {'yes' if report['installed'] else 'no'}"
         + (f" ({report['reason']})" if report.get("reason") else ""),
         "",
-        f"{'path':<10} {'active':<7} {'native':>8} {'fallback':>9}  reason / fallbacks",
     ]
+    rows = [("path", "active", "native", "fallbacks", "top fallback reason / why inactive")]
     for path in _activation.PATH_MODULES:
         info = report[path]
-        fallbacks = info["fallback"]
-        detail = info["reason"] or ", ".join(f"{k}: {v}" for k, v in sorted(fallbacks.items()))
-        lines.append(
-            f"{path:<10} {'yes' if info['active'] else 'no':<7} {info['native']:>8} "
-            f"{sum(fallbacks.values()):>9}  {detail}"
-        )
+        fallbacks = info.get("fallback", {})
+        rows.append(
+            (path, "yes" if info["active"] else "no", str(info.get("native", 0)), str(sum(fallbacks.values())),
+             info["reason"] or _top_fallback(fallbacks))
+        )  # fmt: skip
+    path_w, active_w, native_w, fallback_w = (max(len(row[column]) for row in rows) for column in range(4))
+    for name, active, native, fallback_count, detail in rows:
+        line = f"{name:<{path_w}}  {active:<{active_w}}  {native:>{native_w}}  {fallback_count:>{fallback_w}}  {detail}"
+        lines.append(line.rstrip())
     return "\n".join(lines)
+
+
+def _top_fallback(fallbacks: dict[str, int]) -> str:
+    """The most frequent fallback reason, its count, and how many other reasons there are."""
+    if not fallbacks:
+        return ""
+    reason, count = max(sorted(fallbacks.items()), key=lambda item: item[1])
+    others = len(fallbacks) - 1
+    return f"{reason} ({count})" + (f", and {others} other reason{'s' if others > 1 else ''}" if others else "")
 
 
 def config_lines() -> str:
@@ -127,16 +140,60 @@ def run_ansible(command: str, args: list[str]) -> int:
     return 0
 
 
+# The status of a process killed by SIGPIPE as shells report it (128 + 13), for output cut off by
+# a closed pipe (``ansible-accel status | head -1``).  Exiting rather than dying by the signal
+# lets atexit work (the ANSIBLE_ACCEL_STATS file of a wrapped command) still run.
+EXIT_BROKEN_PIPE = 141
+
+OWN_COMMANDS = ("status", "config", "bench")
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    try:
+        try:
+            return _main(sys.argv[1:] if argv is None else argv)
+        finally:
+            sys.stdout.flush()  # a closed pipe shows here, not as a traceback at interpreter exit
+    except BrokenPipeError:
+        _discard_stdout()
+        return EXIT_BROKEN_PIPE
+
+
+def _discard_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's own flush at exit has nowhere to fail."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: ansible-accel's version and the ansible-core it would run with."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        core = _activation.core_version()
+        support = "supported" if _activation.version_support(core) is None else "not supported"
+        print(f"ansible-accel {_version()}")
+        print(f"ansible-core {core} ({support})" if core else "ansible-core not importable")
+        parser.exit()
+
+
+def _main(argv: list[str]) -> int:
     if argv and argv[0] in ANSIBLE_COMMANDS:
         return run_ansible(argv[0], argv[1:])
     parser = argparse.ArgumentParser(
         prog="ansible-accel",
-        description="Native hot paths for ansible-core. Also: ansible-accel "
-        + "|".join(ANSIBLE_COMMANDS)
-        + " ARGS... runs that command accelerated.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Native hot paths for ansible-core.",
+        epilog="ansible-accel ANSIBLE-COMMAND ARGS... runs an ansible command accelerated, one of:\n  "
+        + ", ".join(ANSIBLE_COMMANDS),
     )
+    parser.add_argument("--version", action=_VersionAction, help="show the versions of ansible-accel and ansible-core")
     sub = parser.add_subparsers(dest="command", required=True)
     status_cmd = sub.add_parser("status", help="switch the accelerator on here and show what is active")
     status_cmd.add_argument("--json", action="store_true", help="print status() as JSON")
@@ -148,6 +205,11 @@ def main(argv: list[str] | None = None) -> int:
         "ansible-accel; the remaining arguments go to it (--quick, --out DIR, --e2e, --python PY, engine names).",
     )
     bench_cmd.add_argument("--source", help="the source tree holding benches/ (default: here or a parent)")
+    if argv and not argv[0].startswith("-") and argv[0] not in OWN_COMMANDS:
+        parser.error(
+            f"unknown command {argv[0]!r} (choose from {', '.join(OWN_COMMANDS)}, "
+            f"or an ansible command to run accelerated: {', '.join(ANSIBLE_COMMANDS)})"
+        )
     if argv and argv[0] == "bench":
         known, rest = bench_cmd.parse_known_args(argv[1:])
         return run_bench(known.source, rest)
