@@ -42,6 +42,10 @@ class _State:
     significant = {}  # start-up environment entries a request must share (bytes -> bytes)
     coerced_ctype = None  # LC_CTYPE as the interpreter coerced it at start (PEP 538), if it did
     fallbacks_path = ""
+    socket_path = ""
+    socket_module = None
+    retarget_plan = ()
+    current_zip = ""
 
 
 def _run_probe(probe_path):
@@ -86,6 +90,7 @@ def _preload(probe_path):
             delattr(parent, "_loader")
     _State.preloaded = tuple(n for n in sys.modules if n not in _STARTUP_MODULES)
     _State.preloaded_files = _preloaded_files(source)
+    _State.retarget_plan = _retarget_plan()
 
 
 def _payload_members(source):
@@ -345,6 +350,9 @@ class Server:
         connection.settimeout(10)
         try:
             request, fds = self._receive(connection)
+            if request is None:
+                connection.close()
+                return None
         except (OSError, ValueError) as ex:
             _note(self.log_path, f"bad request: {type(ex).__name__}: {ex}")
             connection.close()
@@ -376,6 +384,9 @@ class Server:
                 raise ValueError("connection closed mid-request")
             data += chunk
         fds = list(fds)
+        if data[4:8] == b"AARC" and not fds:
+            _keep_code(bytes(data[4:]))
+            return None, []
         if len(fds) != 4:
             import os
 
@@ -657,12 +668,76 @@ def _run_script(request):
     try:
         code = compile(source, filename, "exec", dont_inherit=True)
         exec(code, vars(main_module))
-    except SystemExit:
-        raise  # handled as the interpreter handles it: at the top of this process's own script
+    except SystemExit as ex:
+        status = _system_exit_status(ex)
     except BaseException as ex:  # noqa: BLE001 - what the interpreter does with an uncaught one
-        _uncaught(ex, main_module)
-    _forget_file(main_module)
-    raise SystemExit(0)
+        status = _uncaught(ex, main_module)
+    else:
+        _forget_file(main_module)
+        status = 0
+    _finish(status)
+
+
+def _system_exit_status(ex):
+    """The exit status the interpreter gives a SystemExit: its code if an int, 0 for None,
+    else 1 once the code has been written to sys.stderr."""
+    code = ex.code
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    try:
+        sys.stderr.write(f"{code}\n")
+    except BaseException:  # noqa: BLE001
+        pass
+    return 1
+
+
+def _flush_std(status):
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except BaseException:  # noqa: BLE001 - the interpreter reports it and exits with 120
+            status = 120
+    return status
+
+
+def _finish(status):
+    """End the process as the interpreter finalizes: non-daemon threads joined, atexit
+    callbacks run, standard streams flushed (120 if that fails), the module's own objects
+    released (their finalizers run), streams flushed again.  The preloaded heap, shared with
+    the runner, is not torn down: nothing a module made lives there to be finalized, and
+    tearing it down would copy every page of it."""
+    import gc
+    import os
+
+    threading = sys.modules.get("threading")
+    if threading is not None:
+        try:
+            threading._shutdown()
+        except BaseException:  # noqa: BLE001
+            pass
+    import atexit
+
+    atexit._run_exitfuncs()
+    status = _flush_std(status)
+    collect, exit_now = gc.collect, os._exit
+    collect()
+    # The script's namespace and the modules it imported from its payload, last first.
+    payload = _State.current_zip + "/"
+    keep = set(_STARTUP_MODULES).union(_State.preloaded)
+    ours = [n for n, m in sys.modules.items() if n == "__main__" or (
+        n not in keep and _State.current_zip and (getattr(getattr(m, "__spec__", None), "origin", None) or "").startswith(payload))]
+    for name in reversed(ours):
+        namespace = getattr(sys.modules.get(name), "__dict__", None)
+        if namespace is None:
+            continue
+        for underscore in (True, False):
+            for key in [k for k in namespace if k.startswith("_") == underscore and k != "__builtins__"]:
+                namespace[key] = None
+    collect()
+    exit_now(_flush_std(status))
 
 
 def _enter_main(request, filename, from_stdin):
@@ -728,7 +803,7 @@ def _uncaught(ex, main_module):
                 pass
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGINT)
-    raise SystemExit(1)
+    return 1
 
 
 class _Retarget:
@@ -746,37 +821,107 @@ class _Retarget:
         pass
 
 
-def _retarget(payload_zip):
+def _retarget_plan():
+    """Per preloaded module from the probe payload: (module, member, whether a package, the
+    payload directory its loader serves), worked out once in the runner."""
     import os
+
+    prefix = _State.probe_zip + "/"
+    plan = []
+    for name in _State.preloaded:
+        module = sys.modules[name]
+        spec = getattr(module, "__spec__", None)
+        origin = getattr(spec, "origin", None) or ""
+        if origin.startswith(prefix):
+            member = origin[len(prefix):]
+            is_package = spec.submodule_search_locations is not None
+            plan.append((module, member, is_package, os.path.dirname(os.path.dirname(member) if is_package else member)))
+    return plan
+
+
+def _retarget(payload_zip):
+    """The preloaded modules as this payload's own imports would have made them: paths,
+    package search paths, and one zipimporter per directory (as the path hooks make them)."""
     import zipimport
 
     old = _State.probe_zip
+    _State.current_zip = payload_zip
+    zipimport._compile_source = _cached_compile
     loaders = {}
-    for name in _State.preloaded:
-        module = sys.modules.get(name)
-        spec = getattr(module, "__spec__", None)
-        origin = getattr(spec, "origin", None)
-        if not origin or not origin.startswith(old + "/"):
-            continue
-        member = origin[len(old) + 1:]
-        is_package = spec.submodule_search_locations is not None
-        directory = os.path.dirname(os.path.dirname(member) if is_package else member)
-        where = os.path.join(payload_zip, directory) + ("/" if directory else "")
-        key = os.path.join(payload_zip, directory) if directory else payload_zip
+    for module, member, is_package, directory in _State.retarget_plan:
+        key = payload_zip + "/" + directory if directory else payload_zip
         loader = loaders.get(key)
         if loader is None:
-            loader = loaders[key] = zipimport.zipimporter(where if directory else payload_zip)
+            loader = loaders[key] = zipimport.zipimporter(key + "/" if directory else key)
             sys.path_importer_cache.setdefault(key, loader)
+        spec = module.__spec__
         spec.origin = payload_zip + "/" + member
         spec.loader = loader
         if getattr(module, "__file__", None) is not None:
             module.__file__ = spec.origin
         module.__loader__ = loader
         if is_package:  # the spec's locations, and __path__ (extend_path makes it a copy)
-            lists = {id(x): x for x in (spec.submodule_search_locations, getattr(module, "__path__", None))}
-            for locations in lists.values():
+            for locations in {id(x): x for x in (spec.submodule_search_locations, getattr(module, "__path__", None))}.values():
                 if isinstance(locations, list):
                     locations[:] = [payload_zip + p[len(old):] if p.startswith(old + "/") else p for p in locations]
+
+
+# --- compiled code of payload files, kept by the runner ---------------------------------------
+# A payload's files that the runner did not preload are compiled in each child that imports
+# them.  A child that compiles one sends the code to the runner, which keeps it for the next
+# children: they get the same code object (renamed to their own payload path) for the same
+# member and the same source bytes, instead of compiling it again.
+
+_CODE = {}  # payload member -> (source bytes, code)
+_CODE_LIMIT = 4096
+_ORIGINAL_COMPILE = None
+
+
+def _rename(code, filename):
+    code_type = type(code)
+    consts = code.co_consts
+    if any(type(c) is code_type for c in consts):
+        consts = tuple(_rename(c, filename) if type(c) is code_type else c for c in consts)
+        return code.replace(co_filename=filename, co_consts=consts)
+    return code.replace(co_filename=filename)
+
+
+def _cached_compile(pathname, source):
+    prefix = _State.current_zip + "/"
+    if not pathname.startswith(prefix):
+        return _ORIGINAL_COMPILE(pathname, source)
+    member = pathname[len(prefix):]
+    kept = _CODE.get(member)
+    if kept is not None and kept[0] == source:
+        return _rename(kept[1], pathname)
+    code = _ORIGINAL_COMPILE(pathname, source)
+    _report_code(member, source, code)
+    return code
+
+
+def _report_code(member, source, code):
+    import marshal
+    import struct
+
+    socket = _State.socket_module
+    try:
+        body = b"AARC" + marshal.dumps((member, bytes(source), code))
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC) as connection:
+            connection.settimeout(2)
+            connection.connect(_State.socket_path)
+            connection.sendall(struct.pack("<I", len(body)) + body)
+    except (OSError, ValueError):
+        pass  # the next child compiles it again
+
+
+def _keep_code(body):
+    import marshal
+
+    if len(_CODE) >= _CODE_LIMIT:
+        return
+    member, source, code = marshal.loads(body[4:])
+    if isinstance(member, str) and isinstance(source, bytes) and type(code) is type(_keep_code.__code__):
+        _CODE[member] = (source, code)
 
 
 def main():
@@ -785,9 +930,16 @@ def main():
     socket_path, lifeline_fd, lock_fd, probe_path, log_path = sys.argv[1:6]
     _State.interpreter = sys.orig_argv[0]
     _State.fallbacks_path = socket_path + ".fallbacks"
+    _State.socket_path = socket_path
     try:
         _preload(probe_path)
         import signal
+        import socket
+        import zipimport
+
+        global _ORIGINAL_COMPILE
+        _ORIGINAL_COMPILE = zipimport._compile_source
+        _State.socket_module = socket
 
         start_env = _read_env_file(probe_path + ".env")
         _State.significant = {k: v for k, v in start_env.items() if _significant(k)}
@@ -809,7 +961,7 @@ def main():
             pass
     child = server.serve()
     if child is not None:
-        child.run()  # raises SystemExit (or ends the process) as the module's interpreter would
+        child.run()  # ends the process as the module's interpreter would have ended
 
 
 if __name__ == "__main__":
