@@ -133,12 +133,17 @@ def _script_mismatch(source):
     tail = source[at:]
     if b"\nextensions={},\n" not in tail:
         return "AnsiBallZ extensions (coverage or a debugger)"
+    start = tail.find(b"\nzip_data='")
+    encoded = tail[start + 11:tail.find(b"'", start + 11)] if start >= 0 else b""
+    if encoded in _VERIFIED:
+        return None
     members = _payload_members(source)
     if members is None:
         return "payload not readable"
     for member, stamp in _State.preloaded_files.items():
         if members.get(member) != stamp:
             return "payload module_utils differ from the preloaded ones"
+    _report(b"AARV", encoded)
     return None
 
 
@@ -294,6 +299,7 @@ class Server:
             os.umask(old_umask)
         self.listener.listen(64)
         os.replace(temporary, socket_path)  # appears only once it accepts
+        self.socket_inode = os.stat(socket_path).st_ino
         self.selector.register(self.listener, selectors.EVENT_READ, self._accept)
         self.selector.register(lifeline_fd, selectors.EVENT_READ, self._lifeline)
         self.running = {}  # pidfd -> (pid, connection)
@@ -319,7 +325,7 @@ class Server:
         import os
 
         try:
-            if os.stat(self.socket_path).st_ino == os.fstat(self.listener.fileno()).st_ino:
+            if os.stat(self.socket_path).st_ino == self.socket_inode:  # still ours
                 os.unlink(self.socket_path)
         except OSError:
             pass
@@ -386,6 +392,10 @@ class Server:
         fds = list(fds)
         if data[4:8] == b"AARC" and not fds:
             _keep_code(bytes(data[4:]))
+            return None, []
+        if data[4:8] == b"AARV" and not fds:
+            if len(_VERIFIED) < _VERIFIED_LIMIT:
+                _VERIFIED.add(bytes(data[8:]))
             return None, []
         if len(fds) != 4:
             import os
@@ -874,6 +884,8 @@ def _retarget(payload_zip):
 
 _CODE = {}  # payload member -> (source bytes, code)
 _CODE_LIMIT = 4096
+_VERIFIED = set()  # payloads (base64, as in scripts) whose preloaded files matched
+_VERIFIED_LIMIT = 512
 _ORIGINAL_COMPILE = None
 
 
@@ -901,17 +913,27 @@ def _cached_compile(pathname, source):
 
 def _report_code(member, source, code):
     import marshal
+
+    try:
+        _report(b"AARC", marshal.dumps((member, bytes(source), code)))
+    except ValueError:
+        pass
+
+
+def _report(kind, payload):
+    """Tell the runner something it keeps for later children (a new connection, closed at
+    once; never fails the module)."""
     import struct
 
     socket = _State.socket_module
     try:
-        body = b"AARC" + marshal.dumps((member, bytes(source), code))
+        body = kind + payload
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC) as connection:
             connection.settimeout(2)
             connection.connect(_State.socket_path)
             connection.sendall(struct.pack("<I", len(body)) + body)
-    except (OSError, ValueError):
-        pass  # the next child compiles it again
+    except OSError:
+        pass  # the next child does the work again
 
 
 def _keep_code(body):
