@@ -8,6 +8,7 @@ pub mod finder;
 pub mod masking;
 pub mod nolog;
 pub mod payload;
+pub mod runner_proto;
 
 #[cfg(feature = "python")]
 mod py;
