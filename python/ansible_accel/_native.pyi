@@ -5,6 +5,9 @@ __version__: str
 def release_free_memory() -> None:
     """Hand the extension allocator's freed memory back to the system now (memory tests)."""
 
+def runner_client_binary() -> bytes:
+    """The ``ansible-accel-run`` executable's bytes (empty off Linux on x86_64 or aarch64)."""
+
 class SecretMatcher:
     """2.22's matcher interface on the native engine (forms are added as given)."""
     def __init__(self) -> None: ...

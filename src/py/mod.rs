@@ -12,6 +12,7 @@ mod gil_cell;
 mod masking;
 mod nolog;
 mod payload;
+mod runner_client;
 
 /// The extension module `ansible_accel._native`.
 #[pymodule]
@@ -24,6 +25,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     nolog::register(m)?;
     payload::register(m)?;
     m.add_function(wrap_pyfunction!(release_free_memory, m)?)?;
+    m.add_function(wrap_pyfunction!(runner_client::runner_client_binary, m)?)?;
     Ok(())
 }
 
