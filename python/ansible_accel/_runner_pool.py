@@ -24,6 +24,7 @@ import zipfile
 
 RUNNER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_runner_server.py")
 MAX_RUNNERS = 8
+START_AFTER = 2  # module runs that go the ordinary way before a runner is started for them
 PROBE_MODULE = "ansible_accel_runner_probe"
 _MAIN_CALL = b'\n\n\nif __name__ == "__main__":\n    _ansiballz_main(\n'
 
@@ -168,6 +169,8 @@ def runner_socket(interpreter: str, env: dict[str, str], script: bytes) -> tuple
         return sock, None
     if os.path.exists(sock + ".failed"):
         return None, "runner could not start"
+    if not _seen_enough(sock):
+        return None, "too few modules yet to start a runner"
     lock = os.open(sock + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
     try:
         import fcntl
@@ -186,6 +189,18 @@ def runner_socket(interpreter: str, env: dict[str, str], script: bytes) -> tuple
         os.close(lock)  # the runner holds its own copy for as long as it lives
 
 
+def _seen_enough(sock: str) -> bool:
+    """A runner costs about one module's start: it is started for the third module run of
+    its kind, so a run with one or two such modules pays nothing for it."""
+    for n in range(1, START_AFTER + 1):
+        try:
+            os.close(os.open(f"{sock}.seen{n}", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
+            return False
+        except FileExistsError:
+            continue
+    return True
+
+
 def _spawn(interpreter: str, env: dict[str, str], script: bytes, sock: str, lock: int) -> None:
     probe = sock[: -len(".sock")] + ".probe"
     _write_private(probe, probe_script(script))
@@ -197,7 +212,7 @@ def _spawn(interpreter: str, env: dict[str, str], script: bytes, sock: str, lock
         # Pipes, as a module's own standard streams are, so the runner's sys.std* objects are
         # made as theirs would be; nobody reads or writes the other ends.
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        pass_fds=(lifeline_read, lock), env=env, cwd="/", process_group=0,
+        pass_fds=(lifeline_read, lock), env=env, cwd="/", start_new_session=True,
     )
     for stream in (process.stdin, process.stdout, process.stderr):
         stream.close()

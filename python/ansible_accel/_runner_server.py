@@ -7,7 +7,7 @@ controller's module_utils whose module stops at once.  That imports, in the very
 module's interpreter does, everything the wrapper imports before a module's own code runs.
 Then it serves ``ansible-accel-run`` clients on SOCKET: each request forks a child that becomes
 what ``INTERPRETER [SCRIPT]`` would have been (argv, environment, working directory, umask,
-signal dispositions and mask, resource limits, process group, standard streams) and runs the
+signal dispositions and mask, resource limits, standard streams) and runs the
 script as ``__main__``.
 
 Standard library only, and nothing imported before the probe has run: a child's ``sys.modules``
@@ -237,11 +237,6 @@ class Request:
         mine = {k: v for k, v in env.items() if _significant(k)}
         if mine != _State.significant:
             return "start-up environment (PYTHON*, LC_*, LANG, TZ) unlike the runner's"
-        try:
-            if os.getsid(peer_pid) != os.getsid(0):
-                return "another session"
-        except OSError:
-            return "client gone"
         import resource
 
         for res, cur, limit in self.rlimits:
@@ -536,8 +531,9 @@ class _Child:
         import signal
 
         request = self.request
-        if os.getpgrp() != request.pgid:
-            os.setpgid(0, request.pgid)
+        # The process group stays the runner's: ansible-core's workers are leaders of their
+        # own group (and session), which no process of another session can join.  Signals a
+        # worker sends its group reach the module through the client, which forwards them.
         signal.set_wakeup_fd(-1)
         for sig in signal.valid_signals():
             if sig in (signal.SIGKILL, signal.SIGSTOP):

@@ -79,6 +79,8 @@ class Runner:
         saved = (pool.rundir, pool.lifeline, pool.core_version, pool.spawned)
         pool.rundir, pool.lifeline, pool.core_version, pool.spawned = rundir, self.lifeline, "tests", []
         try:
+            for _ in range(_runner_pool.START_AFTER):
+                assert _runner_pool.runner_socket(INTERPRETER, env, script) == (None, "too few modules yet to start a runner")
             sock, reason = _runner_pool.runner_socket(INTERPRETER, env, script)
             assert sock is None and reason == "runner starting"
             self.process = pool.spawned[0]

@@ -38,9 +38,15 @@ def warm(runner, script_path: str, stdin: bool, env=None, cwd: str = "/tmp", **e
 
 def observed(stdout: bytes) -> dict:
     result = json.loads(normalized(stdout))["observed"]
-    for varying in ("pid", "random"):
+    # Each process's own; and the process group and session are the runner's (docs/runner.md).
+    for varying in ("pid", "random", "pgrp", "sid"):
         result.pop(varying)
     return result
+
+
+def test_a_module_leads_no_process_group_or_session(runner, scripts):
+    view = json.loads(warm(runner, scripts["observe"], False)[1])["observed"]
+    assert view["pgrp"] != view["pid"] and view["sid"] != view["pid"]  # so os.setsid() works in it
 
 
 @pytest.mark.parametrize("stdin", [False, True], ids=["script file", "pipelined"])

@@ -112,7 +112,7 @@ def _route(connection, cmd, in_data, sudoable):
     parsed = parse_module_command(cmd)
     if parsed is None:
         return None
-    assignments, interpreter, script = parsed
+    assignments, interpreter, script, _ = parsed
     is_module = _is_ansiballz(in_data) if script is None else _is_ansiballz_file(script)
     if not is_module:
         if script is None and in_data is None:
@@ -148,10 +148,13 @@ def _why_ordinary(connection, sudoable, interpreter) -> str | None:
     return None
 
 
+_AND_SLEEP = ["&&", "sleep", "0"]  # appended by ansible-core 2.19
+
+
 def parse_module_command(cmd: str):
-    """``([(name, value)...], interpreter, script or None)`` when ``cmd`` is exactly
+    """``([(name, value)...], interpreter, script or None, suffix)`` when ``cmd`` is exactly
     ``EXECUTABLE -c QUOTED`` whose inner command is ``[NAME=VALUE...] INTERPRETER [SCRIPT]``
-    as ansible-core's sh shell quotes it; else None."""
+    (then `` && sleep 0`` or nothing) as ansible-core's sh shell quotes it; else None."""
     try:
         outer = shlex.split(cmd)
     except ValueError:
@@ -163,26 +166,31 @@ def parse_module_command(cmd: str):
         words = shlex.split(inner)
     except ValueError:
         return None
+    suffix = ""
+    if words[-3:] == _AND_SLEEP:
+        words, suffix = words[:-3], " && sleep 0"
     assignments = []
     while words and (match := _ASSIGNMENT.fullmatch(words[0])):
         assignments.append((match[1], match[2]))
         words.pop(0)
     if len(words) not in (1, 2) or any(w.startswith("-") for w in words[1:]):
         return None
-    rebuilt = " ".join([*(f"{k}={shlex.quote(v)}" for k, v in assignments), *(shlex.quote(w) for w in words)])
-    if rebuilt != inner:
+    if _join(assignments, words) + suffix != inner:
         return None
-    return assignments, words[0], (words[1] if len(words) == 2 else None)
+    return assignments, words[0], (words[1] if len(words) == 2 else None), suffix
+
+
+def _join(assignments, words) -> str:
+    return " ".join([*(f"{k}={shlex.quote(v)}" for k, v in assignments), *(shlex.quote(w) for w in words)])
 
 
 def rewrite_command(cmd: str, client: str, sock: str) -> str:
     """``cmd`` with the interpreter run through the client: ``[NAME=VALUE...] CLIENT SOCKET
     INTERPRETER [SCRIPT]`` in the same shell."""
-    outer = shlex.split(cmd)
-    assignments, interpreter, script = parse_module_command(cmd)
+    executable = shlex.split(cmd)[0]
+    assignments, interpreter, script, suffix = parse_module_command(cmd)
     words = [client, sock, interpreter, *([script] if script is not None else [])]
-    inner = " ".join([*(f"{k}={shlex.quote(v)}" for k, v in assignments), *(shlex.quote(w) for w in words)])
-    return f"{outer[0]} -c {shlex.quote(inner)}"
+    return f"{executable} -c {shlex.quote(_join(assignments, words) + suffix)}"
 
 
 _MARK = b"_ANSIBALLZ_WRAPPER = True"
