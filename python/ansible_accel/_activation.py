@@ -197,6 +197,15 @@ def uninstall() -> dict:
         return status()
 
 
+def switch_off_path(path: str, reason: str) -> None:
+    """Put back one path's originals (a setting read after install, before any fork)."""
+    with _lock:
+        state = _paths[path]
+        for item in reversed(state.applied):
+            _revert(item)
+        state.active, state.reason, state.applied = False, reason, []
+
+
 def is_installed() -> bool:
     return _installed
 

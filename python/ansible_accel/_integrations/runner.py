@@ -38,7 +38,6 @@ _ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.S)
 
 _original_exec_command = None
 _pending = threading.local()
-_switched_off: str | None = None
 _folded = 0
 
 
@@ -72,8 +71,9 @@ def plan() -> list[Patch]:
 
 def switch_off(reason: str) -> None:
     """The callback's ``runner = false``: modules go the ordinary way from here on."""
-    global _switched_off
-    _switched_off = reason
+    from .._activation import switch_off_path
+
+    switch_off_path(PATH, reason)
 
 
 def _subprocess_view() -> types.ModuleType:
@@ -94,7 +94,7 @@ def _subprocess_view() -> types.ModuleType:
 
 
 def _exec_command(self, cmd, in_data=None, sudoable=True):
-    routed = None if _switched_off else _route(self, cmd, in_data, sudoable)
+    routed = _route(self, cmd, in_data, sudoable)
     if routed is None:
         return _original_exec_command(self, cmd, in_data=in_data, sudoable=sudoable)
     _pending.command = routed
@@ -111,6 +111,9 @@ def _route(connection, cmd, in_data, sudoable):
         return None
     parsed = parse_module_command(cmd)
     if parsed is None:
+        if "AnsiballZ_" in cmd or _is_ansiballz(in_data):
+            become = sudoable and getattr(connection, "become", None) is not None
+            _counters.fallback(PATH, "become" if become else "a module command of another shape (async, arguments)")
         return None
     assignments, interpreter, script, _ = parsed
     is_module = _is_ansiballz(in_data) if script is None else _is_ansiballz_file(script)

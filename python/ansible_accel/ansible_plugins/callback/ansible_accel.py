@@ -31,6 +31,17 @@ DOCUMENTATION = """
             ini:
                 - section: callback_ansible_accel
                   key: bytecode
+        runner:
+            description:
+                - Python modules run on the controller's machine start in a fork of a warm interpreter
+                  (the C(runner) path); false runs each in a fresh interpreter, as ansible-core does.
+            type: bool
+            default: true
+            env:
+                - name: ANSIBLE_ACCEL_RUNNER
+            ini:
+                - section: callback_ansible_accel
+                  key: runner
 """
 
 
@@ -51,3 +62,7 @@ class CallbackModule(CallbackBase):
             from ansible_accel._integrations import bytecode
 
             bytecode.opt_in()
+        if not self.get_option("runner"):
+            from ansible_accel._integrations import runner
+
+            runner.switch_off("switched off by the callback's runner option")
