@@ -71,9 +71,12 @@ def prepare(core_version: str) -> None:
     reason when runners cannot be used here."""
     from . import _native
 
+    binary = _native.runner_client_binary()
+    if not binary:
+        raise OSError("no runner client is built for this platform")
     base = private_base()
     ensure_private_dir(base)
-    client = _install_client(base, _native.runner_client_binary())
+    client = _install_client(base, binary)
     _remove_stale_rundirs(base)
     rundir = os.path.join(base, f"run-{os.getpid()}")
     if os.path.isdir(rundir):

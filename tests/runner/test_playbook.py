@@ -1,0 +1,148 @@
+"""Real ``ansible-playbook`` runs with the runner off and on (local connection, pipelining off and
+on): every task's result is the same, the runner ran the modules, and no process is left."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BIN = os.path.dirname(sys.executable)
+
+PLAY = """\
+- hosts: all
+  gather_facts: false
+  vars:
+    d: "{{ work }}/{{ inventory_hostname }}"
+  tasks:
+    - file: {path: "{{ d }}", state: directory}
+    - ping: {data: marker}
+    - command: echo hello
+      environment: {GREETING: "it's a b"}
+    - shell: "echo $GREETING | tr a-z A-Z; echo oops >&2"
+      environment: {GREETING: quoted}
+    - stat: {path: "{{ d }}"}
+    - copy: {content: "one\\ntwo\\n", dest: "{{ d }}/f.txt", mode: "0644"}
+    - lineinfile: {path: "{{ d }}/f.txt", line: three}
+    - slurp: {src: "{{ d }}/f.txt"}
+    - setup: {gather_subset: ["!all", "!min", "platform"]}
+    - accel_observe: {mutate: false}
+    - accel_behave: {name: fails, exit_code: 3}
+      ignore_errors: true
+    - accel_behave: {name: raises, raise_error: true}
+      ignore_errors: true
+    - command: sleep 0.1
+      async: 10
+      poll: 1
+    - file: {path: "{{ d }}", state: absent}
+"""
+
+_VOLATILE = [
+    (re.compile(r"_payload_[a-z0-9_]{8}"), "_payload_X"),
+    (re.compile(r"ansible-tmp-[0-9.]+-[0-9]+-[0-9]+"), "ansible-tmp-X"),
+    (re.compile(r'"(start|end|delta|ansible_job_id|results_file|started|finished)": ("[^"]*"|[0-9.]+)'), r'"\1": "X"'),
+    (re.compile(r'"(duration|pid|random|pgrp|sid)": [0-9.{}"a-z:, ]*?(?=,\s*"|\s*})'), r'"\1": "X"'),
+    (re.compile(r'"j[0-9]+\.[0-9]+"'), '"jX"'),
+    (re.compile(r'"(atime|ctime|mtime|inode)": [0-9.]+'), r'"\1": 0'),  # the work directory is made anew
+    (re.compile(r'"version": "[0-9]+"'), '"version": "0"'),  # its inode generation, too
+]
+
+
+def _differences(a, b, where="") -> list[str]:
+    if isinstance(a, dict) and isinstance(b, dict):
+        return [d for k in sorted(set(a) | set(b)) for d in _differences(a.get(k), b.get(k), f"{where}/{k}")]
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [d for i, (x, y) in enumerate(zip(a, b)) for d in _differences(x, y, f"{where}[{i}]")]
+    return [] if a == b else [f"{where}: {a!r} != {b!r}"]
+
+
+def _normalise(text: str) -> str:
+    for pattern, replacement in _VOLATILE:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def _run(tmp_path, label: str, accel: bool, pipelining: bool, runner: bool = True) -> tuple[list, dict | None]:
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    play = tmp_path / "play.yml"
+    play.write_text(PLAY)
+    inventory = tmp_path / "hosts"
+    inventory.write_text("".join(f"h{i} ansible_connection=local ansible_python_interpreter={sys.executable}\n" for i in range(1, 4)))
+    stats = tmp_path / "stats.json"  # one path for every run: modules see it in their environment
+    stats.unlink(missing_ok=True)
+    env = dict(os.environ, ANSIBLE_LIBRARY=os.path.join(HERE, "library"), ANSIBLE_STDOUT_CALLBACK="json",
+               ANSIBLE_PIPELINING=str(pipelining), ANSIBLE_NOCOLOR="1", ANSIBLE_ACCEL_STATS=str(stats),
+               ANSIBLE_ACCEL_RUNNER="1" if runner else "0", ANSIBLE_FORKS="3")
+    command = [os.path.join(BIN, "ansible-accel"), "ansible-playbook"] if accel else [os.path.join(BIN, "ansible-playbook")]
+    done = subprocess.run([*command, "-i", str(inventory), str(play), "-e", f"work={work}"], env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    tasks = [[t["task"]["name"], {h: json.loads(_normalise(json.dumps(r, sort_keys=True))) for h, r in sorted(t["hosts"].items())}]
+             for play_ in report["plays"] for t in play_["tasks"]]
+    return tasks, (json.loads(stats.read_text()) if accel else None)
+
+
+def _runner_processes() -> list[int]:
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                    if b"_runner_server.py" in handle.read():
+                        found.append(int(pid))
+            except OSError:
+                continue
+    return found
+
+
+@pytest.mark.parametrize("pipelining", [False, True], ids=["files", "pipelining"])
+def test_results_are_the_same_with_the_runner(tmp_path, pipelining):
+    plain, _ = _run(tmp_path, "off", accel=False, pipelining=pipelining)
+    warm, stats = _run(tmp_path, "on", accel=True, pipelining=pipelining)
+    assert warm == plain, "\n".join(_differences(plain, warm)[:20])
+    runner = stats["run"]["paths"]["runner"]
+    # 3 hosts x 13 module tasks; the first modules of a kind go the ordinary way while a runner starts.
+    assert runner["native"] >= 20, runner
+    assert not [r for r in runner["fallback"] if r.startswith("after hand-over")], runner
+    assert runner["fallback"].get("a module command of another shape (async, arguments)", 0) >= 3 or \
+        runner["fallback"].get("become", 0) == 0
+    deadline = time.monotonic() + 10
+    while _runner_processes() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _runner_processes() == []
+
+
+def test_switched_off_the_runner_runs_nothing(tmp_path):
+    _, stats = _run(tmp_path, "off-runner", accel=True, pipelining=True, runner=False)
+    assert stats["runner"]["active"] is False and stats["run"]["paths"]["runner"]["native"] == 0
+
+
+def test_no_runner_is_left_when_the_controller_is_killed(tmp_path):
+    play = tmp_path / "slow.yml"
+    play.write_text("- hosts: all\n  gather_facts: false\n  tasks:\n" + "    - ping:\n" * 3 + "    - command: sleep 30\n")
+    inventory = tmp_path / "hosts"
+    inventory.write_text("".join(f"h{i} ansible_connection=local ansible_python_interpreter={sys.executable}\n" for i in range(1, 3)))
+    before = set(_runner_processes())
+    controller = subprocess.Popen([os.path.join(BIN, "ansible-accel"), "ansible-playbook", "-i", str(inventory), str(play)],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not (set(_runner_processes()) - before) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert set(_runner_processes()) - before, "no runner started"
+    time.sleep(2)  # the sleeping task is running
+    os.kill(controller.pid, signal.SIGKILL)
+    controller.wait()
+    # The workers end on their own once their task does (the sleep), then the runners see it.
+    deadline = time.monotonic() + 60
+    while set(_runner_processes()) - before and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not set(_runner_processes()) - before
