@@ -15,12 +15,16 @@ VOLATILE_FILE_KEYS = {"atime", "mtime", "ctime", "inode", "version"}
 RANDOM_BASENAME = re.compile(r"\.?(?:tmp)?[a-z0-9_]{8}")
 # Temporary paths ansible-core makes up per task (remote tmp, module tmp).
 TMP_PATH = re.compile(r"""(?:/[^\s'"]*)?ansible-(?:module)?tmp-[^\s'"]*""")
+# ... and Mitogen's, per action.
+MITOGEN_TMP = re.compile(r"ansible_mitogen_action_[0-9a-f]+")
 # dd's (filesize) transfer statistics.
 DD_STATS = re.compile(r"copied, [0-9.e+-]+ s, [0-9.]+ [kMGT]?B/s")
 # ... and the same keys in results printed with -v.
 PRINTED_TIMES = re.compile(r'"(start|end|delta)": "[^"]*"')
 # Tasks whose output is random by nature (new keys, serial numbers): compared by keys only.
 RANDOM_TASK = "random:"
+# ... and how often such a task's "until" retried depends on timing (an async job's status).
+RANDOM_RETRY = re.compile(r"FAILED - RETRYING: \[[^\]]*\]: random:")
 
 
 def normalise(value):
@@ -34,7 +38,7 @@ def normalise(value):
     if isinstance(value, list):
         return [normalise(v) for v in value]
     if isinstance(value, str):
-        return DD_STATS.sub("copied, <time>", TMP_PATH.sub("<ansible-tmp>", value))
+        return DD_STATS.sub("copied, <time>", MITOGEN_TMP.sub("<mitogen-tmp>", TMP_PATH.sub("<ansible-tmp>", value)))
     return value
 
 
@@ -49,6 +53,8 @@ def normalised_output(output: str) -> list[str]:
     """The printed lines, sorted: hosts finish tasks in any order."""
     lines = []
     for line in output.splitlines():
+        if RANDOM_RETRY.match(line):
+            continue
         line = PRINTED_TIMES.sub(r'"\1": "<time>"', DD_STATS.sub("copied, <time>", TMP_PATH.sub("<ansible-tmp>", line)))
         included = re.match(r"(included: .* for )(.*)$", line)
         if included:
@@ -84,6 +90,50 @@ def differences(a_results: dict | None, a_output: str, b_results: dict | None, b
         only_b = collections.Counter(lines_b) - collections.Counter(lines_a)
         found.append(f"printed output differs: {a} only {[x[:200] for x in list(only_a)[:3]]}, "
                      f"{b} only {[x[:200] for x in list(only_b)[:3]]}")
+    return found[:limit] + ([f"... {len(found) - limit} more"] if len(found) > limit else [])
+
+
+def differences_by_task(a_results: dict | None, a_output: str, b_results: dict | None, b_output: str,
+                        labels: tuple[str, str] = ("first", "second"), limit: int = 100) -> list[str]:
+    """How run b differs from run a, one line per task (the hosts where it differs, the first
+    host's difference), then the play recap and the printed lines: for a run that is expected
+    to differ (another implementation), where a list of every difference is the result."""
+    if a_results is None or b_results is None:
+        return ["a run wrote no results file"]
+    a, b = labels
+    by_task: dict[str, list[tuple[str, str]]] = {}
+    order: list[str] = []
+    a_hosts, b_hosts = a_results["hosts"], b_results["hosts"]
+    found = [f"hosts differ: {sorted(a_hosts)} ({a}) vs {sorted(b_hosts)} ({b})"] if sorted(a_hosts) != sorted(b_hosts) else []
+    for host in sorted(set(a_hosts) & set(b_hosts)):
+        tasks_a, tasks_b = a_hosts[host], b_hosts[host]
+        if len(tasks_a) != len(tasks_b):
+            found.append(f"{host}: {len(tasks_a)} task results ({a}) vs {len(tasks_b)} ({b})")
+        for entry_a, entry_b in zip(tasks_a, tasks_b):
+            x, y = normalise_entry(entry_a), normalise_entry(entry_b)
+            if x != y:
+                task = entry_a["task"] if entry_a["task"] == entry_b["task"] else f"{entry_a['task']} / {entry_b['task']}"
+                if task not in by_task:
+                    by_task[task] = []
+                    order.append(task)
+                by_task[task].append((host, first_difference(x, y, labels=labels)))
+    # Tasks that differ in the same way (on as many hosts) make one line.
+    alike: dict[tuple[str, int], list[str]] = {}
+    for task in order:
+        hosts = by_task[task]
+        alike.setdefault((hosts[0][1], len(hosts)), []).append(task)
+    for (difference, count), tasks in alike.items():
+        named = f"task {tasks[0]!r}" if len(tasks) == 1 else f"{len(tasks)} tasks ({', '.join(map(repr, tasks))})"
+        found.append(f"{named} on {count} of {len(a_hosts)} hosts: {difference}")
+    if a_results["stats"] != b_results["stats"]:
+        found.append(f"play recap differs: {json.dumps(a_results['stats'])[:300]} ({a}) vs "
+                     f"{json.dumps(b_results['stats'])[:300]} ({b})")
+    lines_a, lines_b = normalised_output(a_output), normalised_output(b_output)
+    if lines_a != lines_b:
+        only_a = collections.Counter(lines_a) - collections.Counter(lines_b)
+        only_b = collections.Counter(lines_b) - collections.Counter(lines_a)
+        found.append(f"printed output differs: {sum(only_a.values())} lines {a} only, {sum(only_b.values())} {b} only;"
+                     f" {a} only {[x[:200] for x in list(only_a)[:3]]}, {b} only {[x[:200] for x in list(only_b)[:3]]}")
     return found[:limit] + ([f"... {len(found) - limit} more"] if len(found) > limit else [])
 
 
