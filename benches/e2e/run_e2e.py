@@ -1,4 +1,4 @@
-"""End to end: real ``ansible-playbook`` runs, accelerator off, on, and on with bytecode payloads.
+"""End to end: real ``ansible-playbook`` runs, accelerator off and on (plain, bytecode, warm runner), and Mitogen.
 
 ``python -m benches.e2e [--python PY]... [--repeats N] [--hosts N] [--quick] [--json FILE] [--markdown FILE]``
 
@@ -8,73 +8,44 @@
 - ``secrets.yml`` (ansible-core 2.22+): a vaulted vars file of 200 values, ``register_secret``,
   ``no_log`` module options, a module that registers a secret, large outputs containing secrets.
 
-Modes: ``off`` (plain ``ansible-playbook``), ``on`` (``ansible-accel ansible-playbook``),
-``bytecode`` (the same with ``ANSIBLE_ACCEL_BYTECODE=1``).  First, per playbook, one profiled run
-with the accelerator on (where the time goes: the controller sampled per thread, the workers
-under cProfile; ``--profile-only`` for just that) and one
-unmeasured bytecode run on one host (fills the bytecode cache, as any earlier run would).  Then
-each repeat runs every playbook in every mode, the mode order rotating between repeats, so a
-run cut short still leaves whole repeats.  Each run: wall time, the CPU time of the whole
-process tree (``RUSAGE_CHILDREN`` around it) split into the controller process, its workers and
-the module processes (``controller.py``), and the load average before and after (the machine
-may be shared).  Every task result of every host and the printed lines must be identical to the
-first "off" run after normalising times and temporary names.  The JSON and markdown reports are
+Modes (``playbook_run.py``): ``off`` (plain ``ansible-playbook``), ``on`` (``ansible-accel
+ansible-playbook``, the warm runner off), ``bytecode`` (the same with ``ANSIBLE_ACCEL_BYTECODE=1``),
+``runner`` (``ansible-accel ansible-playbook`` as it comes, the warm runner on) and ``mitogen``
+(plain ``ansible-playbook`` with Mitogen's ``mitogen_linear`` strategy; where Mitogen imports and
+on the ansible-core it is measured with, else skipped with the reason).  First, per playbook,
+one profiled run with the accelerator on (where the time goes: the controller sampled per
+thread, the workers under cProfile; ``--profile-only`` for just that) and one unmeasured
+bytecode run on one host (fills the bytecode cache, as any earlier run would).  Then each
+repeat runs every playbook in every mode, the mode order rotating between repeats, so a run cut
+short still leaves whole repeats.  Each run: wall time, the CPU time of every process it started
+(``RUSAGE_CHILDREN`` around it, the benchmark being their subreaper: ``tree.py``) split into the
+controller process, its workers, the module processes they waited for (``controller.py``), the
+warm runners with the modules they forked, and any other process that outlived its parent; and
+the load average before and after (the machine may be shared).  A run that leaves a process
+alive 30 s after ``ansible-playbook`` ended fails.  Every task result of every host and the
+printed lines must be identical to the first "off" run after normalising times and temporary
+names; a Mitogen run's differences are listed, not failures.  The JSON and markdown reports are
 rewritten after every run.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import json
 import os
 import platform
 import random
-import resource
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
 
-from . import compare, summary
+from . import compare, summary, tree
+from .playbook_run import HERE, Run, accelerated, clean_environment, describe, environment_of, one_run, unavailable
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 HOSTS = 20
 REPEATS = 3
-
-
-@dataclasses.dataclass
-class Run:
-    mode: str
-    started: str
-    returncode: int
-    wall: float
-    cpu: float
-    controller_cpu: float
-    workers_cpu: float
-    modules_cpu: float
-    load_before: list[float]
-    load_after: list[float]
-    output: str
-    results: dict | None
-    stats: dict | None
-
-    def record(self) -> dict:
-        """What the JSON keeps of a run."""
-        return {k: getattr(self, k) for k in ("mode", "started", "returncode", "wall", "cpu", "controller_cpu",
-                                               "workers_cpu", "modules_cpu", "load_before", "load_after")}
-
-
-def environment_of(python: str) -> dict:
-    code = (
-        "import json, sys\nfrom importlib import metadata\n"
-        "def v(n):\n    try: return metadata.version(n)\n    except metadata.PackageNotFoundError: return None\n"
-        "print(json.dumps({'python': sys.version.split()[0], 'ansible_core': v('ansible-core'), 'ansible': v('ansible'),"
-        " 'collections': v('ansible') is not None}))"
-    )
-    out = subprocess.run([python, "-c", code], stdout=subprocess.PIPE, text=True, check=True).stdout
-    return {"executable": python, "bin": os.path.dirname(python), **json.loads(out)}
 
 
 def playbooks_for(env: dict) -> list[str]:
@@ -132,92 +103,6 @@ def make_vault(env: dict, inputs: str, count: int = 200) -> None:
                    check=True, env=clean_environment(), stdout=subprocess.DEVNULL)
 
 
-# --- running ansible-playbook ----------------------------------------------------------------
-
-
-def clean_environment(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_") and not k.startswith("E2E_")}
-    env.update(ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0", PYTHONDONTWRITEBYTECODE="1")
-    env.update(extra)
-    return env
-
-
-
-
-def one_run(env: dict, playbook: str, mode: str, work: str, inputs: str, hosts: int, profile_dir: str | None = None) -> Run:
-    root = os.path.join(work, "files")  # the same path every run, so results compare as they are
-    shutil.rmtree(root, ignore_errors=True)
-    os.makedirs(root)
-    results_file, stats_file, rusage_file = (os.path.join(work, f"{n}.json") for n in ("results", "stats", "rusage"))
-    workers_file = os.path.join(work, "workers.jsonl")
-    for path in (results_file, stats_file, rusage_file, workers_file):
-        if os.path.exists(path):
-            os.remove(path)
-    environ = clean_environment(
-        ANSIBLE_CONFIG=os.path.join(HERE, "ansible.cfg"),
-        ANSIBLE_CALLBACK_PLUGINS=os.path.join(HERE, "callback_plugins"),
-        ANSIBLE_CALLBACKS_ENABLED="e2e_results",
-        ANSIBLE_LIBRARY=os.path.join(HERE, "library"),
-        ANSIBLE_LOCAL_TEMP=os.path.join(work, "local-tmp"),
-        E2E_RESULTS_FILE=results_file,
-    )
-    args = ["-i", os.path.join(HERE, "inventory.ini"), "--limit", ",".join(f"host{i:02d}" for i in range(1, hosts + 1)),
-            os.path.join(HERE, f"{playbook}.yml"), "-e", f"e2e_root={root}", "-e", f"e2e_inputs={inputs}"]
-    if playbook == "secrets":
-        args += ["--vault-password-file", os.path.join(inputs, "vault-password"), "-v"]
-    if mode == "off":
-        script = [os.path.join(env["bin"], "ansible-playbook")]
-    else:
-        environ["ANSIBLE_ACCEL_STATS"] = stats_file
-        script = [os.path.join(env["bin"], "ansible-accel"), "ansible-playbook"]
-        if mode == "bytecode":
-            environ["ANSIBLE_ACCEL_BYTECODE"] = "1"
-            # The benchmark's own cache (kept across its runs), not the user's.
-            environ["ANSIBLE_ACCEL_BYTECODE_CACHE"] = os.path.join(work, "bytecode-cache")
-    wrapper = [env["executable"], os.path.join(HERE, "controller.py"), "--rusage", rusage_file, "--workers", workers_file]
-    if profile_dir:
-        wrapper += ["--profile", profile_dir]
-    load_before = list(os.getloadavg())
-    started_at = datetime.datetime.now(datetime.timezone.utc).strftime("%H:%M:%S")
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    completed = subprocess.run([*wrapper, *script, *args], env=environ, cwd=HERE, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True, errors="replace")
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    load_after = list(os.getloadavg())
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    rusage = _load(rusage_file) or {}
-    workers = _worker_lines(workers_file)
-    workers_cpu = sum(w["self_cpu"] for w in workers)
-    # The controller's children are its workers and what they started (the module processes).
-    modules_cpu = max(rusage.get("children_cpu", 0.0) - workers_cpu, 0.0)
-    return Run(mode, started_at, completed.returncode, wall, cpu, rusage.get("self_cpu", 0.0), workers_cpu, modules_cpu,
-               load_before, load_after, completed.stdout, _load(results_file), _load(stats_file) if mode != "off" else None)
-
-
-def _load(path: str) -> dict | None:
-    try:
-        with open(path) as handle:
-            return json.load(handle)
-    except (OSError, ValueError):
-        return None
-
-
-def _worker_lines(path: str) -> list[dict]:
-    try:
-        with open(path) as handle:
-            return [json.loads(line) for line in handle if line.strip()]
-    except (OSError, ValueError):
-        return []
-
-
-def describe(run: Run) -> str:
-    return (f"{run.wall:.1f}s wall, {run.cpu:.1f}s CPU (controller {run.controller_cpu:.1f}s, workers "
-            f"{run.workers_cpu:.1f}s, modules {run.modules_cpu:.1f}s), load {run.load_before[0]:.2f} -> {run.load_after[0]:.2f}"
-            + ("" if run.returncode == 0 else f", EXIT STATUS {run.returncode}"))
-
-
 # --- one playbook: its runs in every mode, checked against the first "off" run -------------------
 
 
@@ -225,11 +110,15 @@ class Playbook:
     """One playbook on one ansible-core: its work directory, runs so far and report entry."""
 
     def __init__(self, env: dict, name: str, work: str, inputs: str, hosts: int, modes: tuple[str, ...]):
-        self.env, self.name, self.work, self.inputs, self.hosts, self.modes = env, name, work, inputs, hosts, modes
+        self.env, self.name, self.work, self.inputs, self.hosts = env, name, work, inputs, hosts
+        self.skipped = {m: reason for m in modes if (reason := unavailable(env, m))}
+        self.modes = tuple(m for m in modes if m not in self.skipped)
         self.label = f"{name}.yml on ansible-core {env['ansible_core']}"
         self.runs: list[Run] = []
         self.problems: list[str] = []
+        self.reported: dict[str, list[str]] = {}  # a Mitogen run's difference -> the runs that showed it
         self.profile: list[str] = []
+        self.profile_mode: str | None = None
         self.reference: Run | None = None
         self.first_stats: dict[str, dict] = {}  # the accelerator's counters in the first run of each mode
 
@@ -239,7 +128,7 @@ class Playbook:
         print(" " + describe(run), flush=True)
         self.check(run)
         run.output = run.output if self.reference is None and mode == "off" else ""  # keep only the reference's
-        if run.mode != "off" and run.mode not in self.first_stats:
+        if accelerated(run.mode) and run.mode not in self.first_stats:
             self.first_stats[run.mode] = run.stats or {}
         if self.reference is None and mode == "off":
             self.reference = run
@@ -250,25 +139,49 @@ class Playbook:
     def check(self, run: Run) -> None:
         index = sum(1 for r in self.runs if r.mode == run.mode) + 1
         name = f"{summary.LABELS[run.mode]} run {index}"
+        # Mitogen is another implementation: what it does differently is reported, not a failure.
+        found: list[str] = []
         if run.returncode != 0:
             fatal = [line[:300] for line in run.output.splitlines() if line.startswith(("fatal:", "failed:", "ERROR"))]
-            self.problems.append(f"{name}: exit status {run.returncode}: {fatal[:4] or run.output[-600:]}")
-        if run.mode != "off":
-            stats = run.stats or {}
-            if not stats.get("installed"):
-                self.problems.append(f"{name}: the accelerator was not installed ({stats.get('reason')})")
-            payloads = ((stats.get("run") or {}).get("paths", {}).get("bytecode") or {}).get("native", 0)
-            if (run.mode == "bytecode") != (payloads > 0):
-                self.problems.append(f"{name}: {payloads} payloads built with bytecode")
+            found.append(f"exit status {run.returncode}: {fatal[:4] or run.output[-600:]}")
+        if run.left_behind:
+            found.append(f"{len(run.left_behind)} processes still running {tree.SETTLE_SECONDS:.0f}s after "
+                         f"ansible-playbook ended (killed): {run.left_behind[:4]}")
+            print(f"   PROCESSES LEFT BEHIND by {self.label}, {name}: {run.left_behind}", flush=True)
+        if accelerated(run.mode):
+            found += self.check_counters(run.mode, run.stats or {})
         reference = self.reference
         if reference is None:
             if run.mode != "off":
-                self.problems.append(f"{name}: ran before any off run, compared with nothing")
-            return
-        diffs = compare.differences(reference.results, reference.output, run.results, run.output,
-                                    labels=("off run 1", name))
-        what = "the playbook is not deterministic" if run.mode == "off" else "the accelerator changed a result"
-        self.problems += [f"off run 1 vs {name} ({what}): {d}" for d in diffs]
+                found.append("ran before any off run, compared with nothing")
+        elif run.mode == "mitogen":
+            found += [f"off run 1 vs mitogen: {d}" for d in compare.differences_by_task(
+                reference.results, reference.output, run.results, run.output, labels=("off", "mitogen"))]
+        else:
+            diffs = compare.differences(reference.results, reference.output, run.results, run.output,
+                                        labels=("off run 1", name))
+            what = "the playbook is not deterministic" if run.mode == "off" else "the accelerator changed a result"
+            found += [f"off run 1 vs {name} ({what}): {d}" for d in diffs]
+        if run.mode == "mitogen":
+            for difference in found:
+                self.reported.setdefault(difference, []).append(name)
+        else:
+            self.problems += [f if f.startswith("off run 1 vs") else f"{name}: {f}" for f in found]
+
+    @staticmethod
+    def check_counters(mode: str, stats: dict) -> list[str]:
+        """The accelerator was on, and used bytecode payloads and the warm runner as ``mode`` says."""
+        if not stats.get("installed"):
+            return [f"the accelerator was not installed ({stats.get('reason')})"]
+        paths = (stats.get("run") or {}).get("paths", {})
+        found = []
+        payloads = (paths.get("bytecode") or {}).get("native", 0)
+        if (mode == "bytecode") != (payloads > 0):
+            found.append(f"{payloads} payloads built with bytecode")
+        warm = (paths.get("runner") or {}).get("native", 0)
+        if (mode == "runner") != (warm > 0):
+            found.append(f"{warm} modules run by a warm runner")
+        return found
 
     def entry(self) -> dict:
         reference = self.reference.results if self.reference else {}
@@ -278,28 +191,37 @@ class Playbook:
         result = {
             "playbook": f"{self.name}.yml", "ansible_core": self.env["ansible_core"], "python": self.env["python"],
             "hosts": self.hosts, "tasks": tasks // max(self.hosts, 1), "task_results": tasks,
-            "distinct_actions": len(actions), "actions": actions, "modes": list(self.modes),
-            "sequence": [r.record() for r in self.runs],
+            "distinct_actions": len(actions), "actions": actions, "modes": list(self.modes), "skipped": self.skipped,
+            "mitogen_version": self.env["mitogen"].get("version"), "sequence": [r.record() for r in self.runs],
         }
         for mode in self.modes:
             result[mode] = summary.summarise([r.record() for r in self.runs if r.mode == mode])
         result["ratios"] = summary.ratios(result)
+        result["ratios_mitogen"] = summary.ratios(result, "mitogen")
         first = self.first_stats
         result["counters_by_mode"] = {mode: _counters(stats) for mode, stats in first.items()}
         result["counters"] = result["counters_by_mode"].get("on", {})  # what benches/report.py shows
         result["bytecode_events"] = ((first.get("bytecode") or {}).get("run") or {}).get("paths", {}).get("bytecode", {}).get("events", {})
         result["profile"] = self.profile
+        result["profile_mode"] = self.profile_mode
         result["problems"] = self.problems
+        result["reported"] = [{"difference": d, "runs": runs} for d, runs in self.reported.items()]
         return result
 
     def profile_run(self, hosts: int) -> None:
-        print(f"   profiling {self.label}, accelerator on, {hosts} hosts (controller sampled, workers under cProfile) ...", end="", flush=True)
+        # The accelerator as it comes (the warm runner on) where that mode is measured.
+        mode = "runner" if "runner" in self.modes else "on"
+        print(f"   profiling {self.label}, {summary.LABELS[mode]}, {hosts} hosts (controller sampled, workers under cProfile) ...",
+              end="", flush=True)
         profile_dir = os.path.join(self.work, f"profile-{self.name}")
         shutil.rmtree(profile_dir, ignore_errors=True)
         os.makedirs(profile_dir)
-        run = one_run(self.env, self.name, "on", self.work, self.inputs, hosts, profile_dir)
+        run = one_run(self.env, self.name, mode, self.work, self.inputs, hosts, profile_dir)
         print(" " + describe(run), flush=True)
+        self.profile_mode = mode
         self.profile = [f"{hosts} hosts under the profiler: {describe(run)}", ""] + summary.profile_lines(profile_dir)
+        if run.left_behind:
+            self.problems.append(f"profile run: {len(run.left_behind)} processes left behind (killed): {run.left_behind[:4]}")
 
     def warm_up(self) -> None:
         print(f"   warm-up {self.label}, on+bytecode, 1 host (fills the bytecode cache; not measured) ...", end="", flush=True)
@@ -307,6 +229,8 @@ class Playbook:
         print(" " + describe(run), flush=True)
         if run.returncode != 0:
             self.problems.append(f"warm-up run: exit status {run.returncode}: {run.output[-600:]}")
+        if run.left_behind:
+            self.problems.append(f"warm-up run: {len(run.left_behind)} processes left behind (killed): {run.left_behind[:4]}")
 
 
 def _counters(stats: dict) -> dict:
@@ -319,6 +243,15 @@ def rotated(modes: tuple[str, ...], repeat: int) -> list[str]:
     """Repeat r starts with mode r: over len(modes) repeats each mode runs once in each place."""
     shift = repeat % len(modes)
     return list(modes[shift:] + modes[:shift])
+
+
+def run_order(modes: tuple[str, ...], repeat: int) -> list[str]:
+    """``rotated``, but the very first run is "off": the reference every other run compares with."""
+    order = rotated(modes, repeat)
+    if "off" in modes and repeat == 0:
+        order.remove("off")
+        order.insert(0, "off")
+    return order
 
 
 # --- entry points ----------------------------------------------------------------------------
@@ -379,22 +312,24 @@ def run_for(pythons: list[str], quick: bool = False, repeats: int | None = None,
         print(f"== e2e: {', '.join(p.label for p in playbooks)}; {hosts} hosts, {repeats} repeats of "
               f"{', '.join(summary.LABELS[m] for m in modes)}", flush=True)
         for playbook in playbooks:
+            for mode, reason in playbook.skipped.items():
+                print(f"   {playbook.label}: no {summary.LABELS[mode]} runs: {reason}")
+        usage, why = tree.cgroup_usage_file()
+        report["cgroup"] = {"file": usage, "note": why}
+        print(f"   cgroup CPU: {'read from ' + why if usage else 'not read: ' + why}", flush=True)
+        for playbook in playbooks:
             if profile_hosts and (profile_only or not quick):
                 playbook.profile_run(profile_hosts)
-            if "bytecode" in modes and not profile_only:
+            if "bytecode" in playbook.modes and not profile_only:
                 playbook.warm_up()
             publish()
         if profile_only:
             repeats = report["repeats"] = 0
-        total = repeats * len(modes) * len(playbooks)
+        total = repeats * sum(len(p.modes) for p in playbooks)
         step = 0
         for repeat in range(repeats):
-            order = rotated(modes, repeat)
-            if "off" in modes and repeat == 0:
-                order.remove("off")
-                order.insert(0, "off")  # the first run of all is the reference the others compare with
             for playbook in playbooks:
-                for mode in order:
+                for mode in run_order(playbook.modes, repeat):
                     step += 1
                     playbook.run(mode, f"{step}/{total}, repeat {repeat + 1}")
                     publish()
@@ -450,7 +385,7 @@ def render(paths: list[str], profiles: str | None, json_path: str | None, markdo
 
 def _part(report: dict) -> str:
     runs = sum(len(p["sequence"]) for p in report["runs"])
-    planned = report["repeats"] * len(report["modes"]) * len(report["runs"])
+    planned = report["repeats"] * sum(len(p.get("modes", report["modes"])) for p in report["runs"])
     return (f"run of {report['started']} ({report.get('commit')}): {', '.join(p['playbook'] for p in report['runs'])}, "
             f"{runs} of {planned} planned runs" + ("" if report.get("finished") else ", stopped before the end"))
 
@@ -496,6 +431,10 @@ def main(argv: list[str] | None = None) -> int:
             print("   bytecode events: " + ", ".join(f"{k}: {v}" for k, v in run["bytecode_events"].items()))
         for line in run.get("profile", []):
             print("   " + line)
+        for mode, reason in run.get("skipped", {}).items():
+            print(f"   no {summary.LABELS[mode]} runs: {reason}")
+        for reported in run.get("reported", []):
+            print(f"   mitogen differs ({', '.join(reported['runs'])}): {reported['difference']}")
         for problem in run["problems"]:
             print(f"   PROBLEM: {problem}")
             failed = True

@@ -9,12 +9,13 @@ import os
 import pstats
 import statistics
 
-# The modes of a run, in the order they are reported.  "bytecode" is the accelerator on with
-# ANSIBLE_ACCEL_BYTECODE=1 (payloads carry compiled bytecode for the target's Python).
-MODES = ("off", "on", "bytecode")
-LABELS = {"off": "off", "on": "on", "bytecode": "on+bytecode"}
+# The modes of a run, in the order they are reported (playbook_run.py).  "on" and "bytecode" have
+# the warm runner switched off; "runner" is the accelerator as it comes; "mitogen" is plain
+# ansible-playbook with Mitogen's mitogen_linear strategy.
+MODES = ("off", "on", "bytecode", "runner", "mitogen")
+LABELS = {"off": "off", "on": "on", "bytecode": "on+bytecode", "runner": "on+runner", "mitogen": "mitogen"}
 # What each run records, in seconds; the medians and spreads are of these.
-MEASURES = ("wall", "cpu", "controller_cpu", "workers_cpu", "modules_cpu")
+MEASURES = ("wall", "cpu", "controller_cpu", "workers_cpu", "modules_cpu", "runners_cpu", "other_cpu")
 
 
 def spread(values: list[float]) -> float:
@@ -24,25 +25,27 @@ def spread(values: list[float]) -> float:
 
 
 def summarise(runs: list[dict]) -> dict:
-    """One mode's runs: each measure's values in run order, median and spread."""
+    """One mode's runs: each measure's values in run order, median and spread (a measure that
+    reports of older versions of the benchmark did not record is left out)."""
     out: dict = {"runs": len(runs)}
     for measure in MEASURES:
-        values = [r[measure] for r in runs]
+        values = [r[measure] for r in runs if measure in r]
         out[measure] = values
-        if values:
+        if values and len(values) == len(runs):
             out[f"{measure}_median"] = statistics.median(values)
             out[f"{measure}_spread"] = spread(values) if len(values) > 1 else None  # one run: unknown
     return out
 
 
-def ratios(playbook: dict) -> dict:
-    """Each mode's median wall and tree CPU divided by the "off" median (below 1: faster)."""
-    off = playbook.get("off") or {}
+def ratios(playbook: dict, base: str = "off") -> dict:
+    """Each mode's median wall and tree CPU divided by the ``base`` mode's median (below 1: faster)."""
+    reference = playbook.get(base) or {}
     out = {}
-    for mode in MODES[1:]:
+    for mode in MODES:
         this = playbook.get(mode) or {}
-        if off.get("wall_median") and this.get("wall_median") is not None:
-            out[mode] = {"wall": this["wall_median"] / off["wall_median"], "cpu": this["cpu_median"] / off["cpu_median"]}
+        if mode != base and reference.get("wall_median") and this.get("wall_median") is not None:
+            out[mode] = {"wall": this["wall_median"] / reference["wall_median"],
+                         "cpu": this["cpu_median"] / reference["cpu_median"]}
     return out
 
 
@@ -50,20 +53,35 @@ def _modes(playbook: dict) -> list[str]:
     return [m for m in MODES if (playbook.get(m) or {}).get("runs")]
 
 
+def _results(playbook: dict, mode: str, markdown: bool = False) -> str:
+    if mode == "mitogen":
+        count = len(playbook.get("reported", []))
+        return f"{count} differences (reported)" if count else "identical"
+    if not playbook["problems"]:
+        return "identical"
+    return "**DIFFERENT**" if markdown else "DIFFERENT (failure)"
+
+
+def _seconds(summary: dict, measure: str, width: int = 0) -> str:
+    value = summary.get(f"{measure}_median")
+    return f"{'-':>{width}}" if value is None else f"{value:>{max(width - 1, 0)}.1f}s"
+
+
 def text(report: dict) -> list[str]:
-    lines = [f"{'end to end':<14} {'core':<10} {'mode':<12} {'runs':>4} {'wall':>8} {'spread':>7} {'vs off':>7}"
-             f" {'tree CPU':>9} {'spread':>7} {'vs off':>7} {'controller':>10} {'workers':>8} {'modules':>8}  results"]
+    lines = [f"{'end to end':<14} {'core':<10} {'mode':<12} {'runs':>4} {'wall':>8} {'spread':>7} {'vs off':>7} {'vs mtg':>7}"
+             f" {'tree CPU':>9} {'spread':>7} {'vs off':>7} {'vs mtg':>7} {'controller':>10} {'workers':>8} {'modules':>8}"
+             f" {'runners':>8} {'other':>7}  results"]
     for playbook in report["runs"]:
-        rel = ratios(playbook)
+        rel, mtg = ratios(playbook), ratios(playbook, "mitogen")
         for mode in _modes(playbook):
             s = playbook[mode]
-            vs = rel.get(mode)
             lines.append(
                 f"{playbook['playbook']:<14} {playbook['ansible_core']:<10} {LABELS[mode]:<12} {s['runs']:>4} "
-                f"{s['wall_median']:>7.1f}s {_spread(s['wall_spread']):>6} {_ratio(vs, 'wall'):>7} {s['cpu_median']:>8.1f}s "
-                f"{_spread(s['cpu_spread']):>6} {_ratio(vs, 'cpu'):>7} {s['controller_cpu_median']:>9.1f}s "
-                f"{s['workers_cpu_median']:>7.1f}s {s['modules_cpu_median']:>7.1f}s  "
-                + ("identical" if not playbook["problems"] else "DIFFERENT (failure)")
+                f"{s['wall_median']:>7.1f}s {_spread(s['wall_spread']):>6} {_ratio(rel.get(mode), 'wall'):>7} "
+                f"{_ratio(mtg.get(mode), 'wall'):>7} {s['cpu_median']:>8.1f}s {_spread(s['cpu_spread']):>6} "
+                f"{_ratio(rel.get(mode), 'cpu'):>7} {_ratio(mtg.get(mode), 'cpu'):>7} {_seconds(s, 'controller_cpu', 10)} "
+                f"{_seconds(s, 'workers_cpu', 8)} {_seconds(s, 'modules_cpu', 8)} {_seconds(s, 'runners_cpu', 8)} "
+                f"{_seconds(s, 'other_cpu', 7)}  {_results(playbook, mode)}"
             )
     return lines
 
@@ -89,6 +107,7 @@ def markdown(report: dict) -> str:
         commit = f", commit {report['commit']}" if report.get("commit") else ""
         when = (f"Run of {report['started']}{commit} ({'quick' if report['quick'] else 'full'}, "
                 f"{report.get('seconds', 0):.0f}s{'' if report.get('finished') else ' so far'}{unfinished})")
+    cgroup = report.get("cgroup")
     out = [
         "# End-to-end benchmark (`benches/e2e`)",
         "",
@@ -98,54 +117,94 @@ def markdown(report: dict) -> str:
         *([report["note"], ""] if report.get("note") else []),
         *([f"Put together from {len(report['parts'])} runs of the benchmark:", ""]
           + [f"- {part}" for part in report["parts"]] + [""] if report.get("parts") else []),
-        "`ansible-playbook` on local host aliases (local connection), three modes: **off** (plain",
-        "`ansible-playbook`), **on** (`ansible-accel ansible-playbook`), **on+bytecode** (the same with",
-        "`ANSIBLE_ACCEL_BYTECODE=1`). Each repeat runs every mode once, the order rotating between repeats;",
-        "every task result of every host and the printed output are compared with the first \"off\" run",
-        "(after normalising times and temporary names) and must be identical. Medians of the repeats,",
-        "spread = (max − min) ÷ median, *vs off* = median ÷ the \"off\" median (below 1: faster).",
-        "Tree CPU: the whole process tree; it splits into the controller process (`ansible-playbook`),",
-        "its forked workers (task executor, action plugins, payload building, connection) and the module",
-        "processes the workers start (the modules themselves, on the target).",
+        "`ansible-playbook` on local host aliases (local connection), in these modes: **off** (plain",
+        "`ansible-playbook`), **on** (`ansible-accel ansible-playbook` with the warm runner switched off,",
+        "`ANSIBLE_ACCEL_RUNNER=0`), **on+bytecode** (the same with `ANSIBLE_ACCEL_BYTECODE=1`), **on+runner**",
+        "(`ansible-accel ansible-playbook` as it comes: modules start in a fork of a warm interpreter) and",
+        "**mitogen** (plain `ansible-playbook` with Mitogen's `mitogen_linear` strategy, accelerator off).",
+        "Each repeat runs every mode once, the order rotating between repeats; every task result of every",
+        "host and the printed output are compared with the first \"off\" run (after normalising times and",
+        "temporary names) and must be identical, except Mitogen's, whose differences are listed below each",
+        "playbook (reported, not failures). Medians of the repeats, spread = (max − min) ÷ median,",
+        "*vs off* / *vs mitogen* = median ÷ that mode's median (below 1: faster).",
+        "Tree CPU: every process the run started, including those that outlived the process that started",
+        "them (the benchmark is their subreaper and reaps them all before the run ends). It splits into the",
+        "controller process (`ansible-playbook`), its forked workers (task executor, action plugins, payload",
+        "building, connection), the module processes the workers waited for (with the warm runner: mostly",
+        "the small client that hands a module to a runner), the warm runners with the module processes",
+        "they fork (*runners*), and any other process that outlived its parent (*other*: an async task's",
+        "background job, which detaches itself, or a Mitogen process).",
+        *(["", f"cgroup CPU: {'read from ' + cgroup['note'] if cgroup.get('file') else 'not read (' + cgroup['note'] + ')'}."]
+          if cgroup else []),
         "",
-        "| playbook | ansible-core | hosts × tasks | mode | runs | wall | spread | vs off | tree CPU | spread | vs off "
-        "| controller CPU | workers CPU | modules CPU | results |",
-        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| playbook | ansible-core | hosts × tasks | mode | runs | wall | spread | vs off | vs mitogen | tree CPU | spread "
+        "| vs off | vs mitogen | controller CPU | workers CPU | modules CPU | runners CPU | other CPU | results |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for playbook in report["runs"]:
-        rel = ratios(playbook)
+        rel, mtg = ratios(playbook), ratios(playbook, "mitogen")
         for mode in _modes(playbook):
             s = playbook[mode]
             out.append(
                 f"| {playbook['playbook']} | {playbook['ansible_core']} (Python {playbook['python']}) "
                 f"| {playbook['hosts']} × {playbook['tasks']} | {LABELS[mode]} | {s['runs']} | {s['wall_median']:.1f}s "
-                f"| {_spread(s['wall_spread'])} | {_ratio(rel.get(mode), 'wall')} | {s['cpu_median']:.1f}s | {_spread(s['cpu_spread'])} "
-                f"| {_ratio(rel.get(mode), 'cpu')} | {s['controller_cpu_median']:.1f}s | {s['workers_cpu_median']:.1f}s "
-                f"| {s['modules_cpu_median']:.1f}s | {'identical' if not playbook['problems'] else '**DIFFERENT**'} |"
+                f"| {_spread(s['wall_spread'])} | {_ratio(rel.get(mode), 'wall')} | {_ratio(mtg.get(mode), 'wall')} "
+                f"| {s['cpu_median']:.1f}s | {_spread(s['cpu_spread'])} | {_ratio(rel.get(mode), 'cpu')} "
+                f"| {_ratio(mtg.get(mode), 'cpu')} | {_seconds(s, 'controller_cpu')} | {_seconds(s, 'workers_cpu')} "
+                f"| {_seconds(s, 'modules_cpu')} | {_seconds(s, 'runners_cpu')} | {_seconds(s, 'other_cpu')} "
+                f"| {_results(playbook, mode, markdown=True)} |"
             )
     for playbook in report["runs"]:
-        out += ["", f"## {playbook['playbook']} on ansible-core {playbook['ansible_core']}", "",
-                f"{playbook['hosts']} hosts × {playbook['tasks']} tasks ({playbook['task_results']} task results per run),"
-                f" {playbook['distinct_actions']} distinct actions. Every run, in order:", "",
-                "| # | mode | started (UTC) | wall | tree CPU | controller | workers | modules | load before → after | exit |",
-                "|---:|---|---|---:|---:|---:|---:|---:|---|---:|"]
-        for index, r in enumerate(playbook["sequence"], 1):
-            out.append(f"| {index} | {LABELS[r['mode']]} | {r['started']} | {r['wall']:.1f}s | {r['cpu']:.1f}s "
-                       f"| {r['controller_cpu']:.1f}s | {r['workers_cpu']:.1f}s | {r['modules_cpu']:.1f}s "
-                       f"| {_load(r['load_before'])} → {_load(r['load_after'])} | {r['returncode']} |")
-        for mode in ("on", "bytecode"):
-            counters = playbook.get("counters_by_mode", {}).get(mode)
-            if counters:
-                out += ["", f"Native calls in the first {LABELS[mode]} run: " + ", ".join(
-                    f"{p} {c['native']}" + (f" (+{c['fallback']} fallbacks)" if c["fallback"] else "")
-                    for p, c in counters.items() if c["native"] or c["fallback"]) + "."]
-        events = playbook.get("bytecode_events")
-        if events:
-            out.append("Bytecode events in that run: " + ", ".join(f"{k}: {v}" for k, v in events.items()) + ".")
-        if playbook.get("profile"):
-            out += ["", "### Where the time goes (cProfile, accelerator on)", "", "```", *playbook["profile"], "```"]
-        out += [""] + [f"- PROBLEM: {p[:600]}" for p in playbook["problems"]] if playbook["problems"] else []
+        out += _playbook_section(playbook)
     return "\n".join(out) + "\n"
+
+
+def _playbook_section(playbook: dict) -> list[str]:
+    out = ["", f"## {playbook['playbook']} on ansible-core {playbook['ansible_core']}", "",
+           f"{playbook['hosts']} hosts × {playbook['tasks']} tasks ({playbook['task_results']} task results per run),"
+           f" {playbook['distinct_actions']} distinct actions. Every run, in order (*last process*: seconds from"
+           " `ansible-playbook`'s exit until the last process it left had ended):", "",
+           "| # | mode | started (UTC) | wall | tree CPU | controller | workers | modules | runners | other "
+           "| last process | cgroup CPU | load before → after | exit |",
+           "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
+    for index, r in enumerate(playbook["sequence"], 1):
+        out.append(f"| {index} | {LABELS[r['mode']]} | {r['started']} | {r['wall']:.1f}s | {r['cpu']:.1f}s "
+                   f"| {r['controller_cpu']:.1f}s | {r['workers_cpu']:.1f}s | {r['modules_cpu']:.1f}s "
+                   f"| {_maybe(r.get('runners_cpu'))} | {_maybe(r.get('other_cpu'))} | {_maybe(r.get('settle'))} "
+                   f"| {_maybe(r.get('cgroup_cpu'))} | {_load(r['load_before'])} → {_load(r['load_after'])} "
+                   f"| {r['returncode']}{', ' + str(len(r['left_behind'])) + ' left behind' if r.get('left_behind') else ''} |")
+    for mode, reason in playbook.get("skipped", {}).items():
+        out += ["", f"No {LABELS[mode]} runs: {reason}."]
+    for mode in ("on", "bytecode", "runner"):
+        counters = playbook.get("counters_by_mode", {}).get(mode)
+        if counters:
+            out += ["", f"Native calls in the first {LABELS[mode]} run: " + ", ".join(
+                f"{p} {c['native']}" + (f" (+{c['fallback']} fallbacks)" if c["fallback"] else "")
+                for p, c in counters.items() if c["native"] or c["fallback"]) + "."]
+    events = playbook.get("bytecode_events")
+    if events:
+        out += ["", f"Bytecode events in the first {LABELS['bytecode']} run: " + ", ".join(f"{k}: {v}" for k, v in events.items()) + "."]
+    firsts = {}
+    for r in playbook["sequence"]:
+        firsts.setdefault(r["mode"], r)
+    for mode, r in firsts.items():
+        if r.get("outlived"):
+            out += ["", f"Processes that outlived their parent (reaped by the benchmark) in the first {LABELS[mode]} run: "
+                    + ", ".join(f"`{name}` × {count} ({cpu:.1f}s)" for name, (count, cpu) in r["outlived"].items()) + "."]
+    reported = playbook.get("reported")
+    if reported:
+        version = f" {playbook['mitogen_version']}" if playbook.get("mitogen_version") else ""
+        out += ["", f"### Mitogen{version}: how its results differ from the first off run (reported, not failures)", ""]
+        out += [f"- {r['difference'][:600]} ({', '.join(r['runs'])})" for r in reported]
+    if playbook.get("profile"):
+        mode = LABELS.get(playbook.get("profile_mode") or "on", "on")
+        out += ["", f"### Where the time goes (cProfile, {mode})", "", "```", *playbook["profile"], "```"]
+    out += [""] + [f"- PROBLEM: {p[:600]}" for p in playbook["problems"]] if playbook["problems"] else []
+    return out
+
+
+def _maybe(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}s"
 
 
 def _load(values: list[float] | None) -> str:
