@@ -1,0 +1,154 @@
+"""A module's start on the controller's machine: a fresh interpreter against the warm runner.
+
+Each module's AnsiBallZ file (built by ``modify_module``, as a worker builds it) is run the way
+the local connection runs it: ``/bin/sh -c 'PYTHON SCRIPT'``, and ``/bin/sh -c 'ansible-accel-run
+SOCKET PYTHON SCRIPT'`` through a runner started for the benchmark.  The figure is CPU per run
+of everything involved: the shell, the interpreter or the client, and the runner with the child
+it forks (read from /proc, since the runner is not a child of this process).  The module's
+result (its JSON, times of day left out) and exit status must be the same both ways."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from ._harness import Row
+
+MODULES = (
+    ("command", {"_raw_params": "true"}),
+    ("copy", {"content": "x", "dest": "/nonexistent-dir/x"}),
+    ("stat", {"path": "/"}),
+    ("community.general.ini_file", {"path": "/nonexistent-dir/x.ini", "section": "s", "option": "o", "value": "v", "create": False}),
+)
+QUICK_MODULES = MODULES[:1]
+_VOLATILE_KEYS = ("start", "end", "delta")
+_TICK = os.sysconf("SC_CLK_TCK")
+_loader_ready = False
+
+
+def _build(module: str, args: dict, workdir: str) -> bytes | None:
+    from ansible.executor import module_common
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.plugins.loader import init_plugin_loader, module_loader
+    from ansible.template import Templar
+
+    global _loader_ready
+    if not _loader_ready:  # once: it warns when redone
+        init_plugin_loader()
+        _loader_ready = True
+    path = module_loader.find_plugin(module)
+    if path is None:
+        return None
+    task_vars = {"ansible_python_interpreter": sys.executable, "ansible_connection": "local"}
+    built = module_common.modify_module(
+        module_name=module.rpartition(".")[2], module_path=path, module_args=args,
+        templar=Templar(loader=DataLoader(), variables=task_vars), task_vars=task_vars, module_compression="ZIP_DEFLATED",
+    )
+    return built.b_module_data
+
+
+def _tree_cpu(pid: int) -> float:
+    """CPU of a process and of the children it has reaped."""
+    with open(f"/proc/{pid}/stat") as handle:
+        fields = handle.read().rsplit(")", 1)[1].split()
+    return sum(int(x) for x in fields[11:15]) / _TICK
+
+
+def _run(command: str, runner_pid: int | None) -> tuple[float, object]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    runner_before = _tree_cpu(runner_pid) if runner_pid else 0.0
+    done = subprocess.run(["/bin/sh", "-c", command], capture_output=True, timeout=120, cwd="/")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    if runner_pid:
+        cpu += _tree_cpu(runner_pid) - runner_before
+    try:
+        result = json.loads(done.stdout)
+        for key in _VOLATILE_KEYS:
+            result.pop(key, None)
+    except ValueError:
+        result = ("not JSON", done.stdout, done.stderr)
+    return cpu, (done.returncode, result)
+
+
+def _start_runner(workdir: str, script: bytes):
+    from ansible_accel import _native, _runner_pool
+
+    pool = _runner_pool._Pool
+    rundir = os.path.join(workdir, "run")
+    os.mkdir(rundir, 0o700)
+    client = _runner_pool._install_client(workdir, _native.runner_client_binary())
+    saved = (pool.rundir, pool.lifeline, pool.core_version, pool.spawned)
+    lifeline = os.pipe2(os.O_CLOEXEC)
+    pool.rundir, pool.lifeline, pool.core_version, pool.spawned = rundir, lifeline, "bench", []
+    try:
+        env = dict(os.environ)
+        sock = None
+        for _ in range(_runner_pool.START_AFTER + 1):
+            sock, _reason = _runner_pool.runner_socket(sys.executable, env, script)
+        process = pool.spawned[0]
+        sock = os.path.join(rundir, _runner_pool.runner_key(sys.executable, env) + ".sock")
+    finally:
+        pool.rundir, pool.lifeline, pool.core_version, pool.spawned = saved
+    deadline = time.monotonic() + 60
+    while not os.path.exists(sock):
+        if time.monotonic() > deadline or process.poll() is not None:
+            raise RuntimeError("the runner did not start")
+        time.sleep(0.02)
+    return client, sock, process, lifeline
+
+
+def run(quick: bool) -> list[Row]:
+    if not sys.platform.startswith("linux"):
+        print("runner: Linux only")
+        return []
+    rows: list[Row] = []
+    repeat = 5 if quick else 20
+    with tempfile.TemporaryDirectory(prefix="bench-runner-") as workdir:
+        os.chmod(workdir, 0o700)
+        scripts = {}
+        for module, args in QUICK_MODULES if quick else MODULES:
+            data = _build(module, args, workdir)
+            if data is None:
+                print(f"runner: {module} is not installed here; skipped")
+                continue
+            scripts[module] = os.path.join(workdir, f"AnsiballZ_{module.rpartition('.')[2]}.py")
+            with open(scripts[module], "wb") as handle:
+                handle.write(data)
+        if not scripts:
+            return rows
+        client, sock, process, lifeline = _start_runner(workdir, open(next(iter(scripts.values())), "rb").read())
+        try:
+            for module, path in scripts.items():
+                fresh_cmd = f"{sys.executable} {path}"
+                warm_cmd = f"{client} {sock} {sys.executable} {path}"
+                _, expected = _run(fresh_cmd, None)
+                for _ in range(3):  # the runner keeps what the first children compile
+                    _, got = _run(warm_cmd, process.pid)
+                fresh_cpu, warm_cpu = [], []
+                for _ in range(repeat):
+                    fresh_cpu.append(_run(fresh_cmd, None)[0])
+                    warm_cpu.append(_run(warm_cmd, process.pid)[0])
+                row = Row("runner", "module start, CPU per run", module, statistics.median(fresh_cpu),
+                          statistics.median(warm_cpu), _spread(fresh_cpu), _spread(warm_cpu), expected == got)
+                print(row.line(), flush=True)
+                rows.append(row)
+        finally:
+            for fd in lifeline:
+                os.close(fd)
+            process.wait(timeout=30)
+        fallbacks = sock + ".fallbacks"
+        if os.path.exists(fallbacks):
+            print(f"runner: modules that went the ordinary way: {open(fallbacks).read().splitlines()}")
+    return rows
+
+
+def _spread(values: list[float]) -> float:
+    middle = statistics.median(values)
+    return (max(values) - min(values)) / middle if middle else 0.0
