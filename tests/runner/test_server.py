@@ -16,7 +16,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _pyclient  # noqa: E402
-from conftest import INTERPRETER, Runner, normalized  # noqa: E402
+from _runner_support import INTERPRETER, Runner, normalized  # noqa: E402
 
 ENV = dict(os.environ)
 
