@@ -25,6 +25,7 @@ PATH_MODULES = {
     "no_log": "no_log",
     "bytecode": "bytecode",
     "runner": "runner",
+    "workers": "workers",
 }
 
 SUPPORTED_TEXT = "2.19.x, 2.20.x, 2.21.x and 2.22.0 pre-releases"

@@ -1,0 +1,75 @@
+"""The ``workers`` path: forking ansible-core's task workers from a controller that has already
+done what each of them would do again.
+
+ansible-core runs each task of each host in a worker forked from the controller.  A worker
+starts with the controller's memory, so what the controller has computed before the fork, no
+worker computes again:
+
+- the result field mappings of ``UnifiedTaskResult`` (ansible-core 2.20+): ``functools.cache``d
+  per process, built from ``typing.get_type_hints`` of a large dataclass, twice in every worker
+  (for the action's result and the module's); computed once in the controller, with the very
+  arguments the workers pass;
+- the controller's heap is kept out of the worker's garbage collector (``gc.freeze()`` before the
+  fork, ``gc.unfreeze()`` after it in the controller, as CPython documents for pre-fork
+  servers): a worker's full collection then walks only what the worker made, instead of
+  writing to (and so copying) every page of the heap it inherited.
+
+The seam is ``WorkerProcess.start`` in the controller.  Counters: ``native`` per worker started
+this way; ``events`` name what was computed ahead.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+
+from .. import _counters
+from .._activation import Patch, Unavailable
+
+PATH = "workers"
+ENV = "ANSIBLE_ACCEL_WORKERS"
+_OFF = ("0", "false", "no", "off")
+_prewarmed = False
+
+
+def plan() -> list[Patch]:
+    value = os.environ.get(ENV)
+    if value is not None and value.strip().lower() in _OFF:
+        raise Unavailable(f"switched off by {ENV}={value}")
+    try:
+        from ansible.executor.process.worker import WorkerProcess
+    except ImportError as ex:
+        raise Unavailable(f"ansible-core's worker is not importable: {ex}") from None
+    original = vars(WorkerProcess)["start"]
+
+    def start(self) -> None:
+        _prewarm()
+        gc.freeze()
+        try:
+            original(self)
+        finally:
+            gc.unfreeze()
+        _counters.native(PATH)
+
+    start.__wrapped__ = original
+    return [Patch(WorkerProcess, "start", start)]
+
+
+def _prewarm() -> None:
+    """Once per controller: what every worker would otherwise compute for itself."""
+    global _prewarmed
+    if _prewarmed:
+        return
+    _prewarmed = True
+    try:
+        from ansible._internal._task import UnifiedTaskResult
+    except ImportError:
+        return  # ansible-core 2.19: no such mappings
+    mapping = getattr(UnifiedTaskResult, "get_result_key_to_resolved_field_mapping", None)
+    if mapping is None or not hasattr(mapping, "cache_info"):
+        return
+    # The keyword form: functools.cache keys a keyword call apart from a positional one, and
+    # ansible-core calls it by keyword.
+    for source_is_module in (False, True):
+        mapping(source_is_module=source_is_module)
+    _counters.extra(PATH, "result field mappings computed before the fork")

@@ -1,0 +1,73 @@
+"""The ``workers`` path in real ``ansible-playbook`` runs: each worker starts with what the
+controller computed ahead (and its heap frozen for the worker's collector); results and
+counters."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+BIN = os.path.dirname(sys.executable)
+HERE = os.path.dirname(os.path.abspath(__file__))
+RESULTS_CALLBACK = os.path.join(os.path.dirname(os.path.dirname(HERE)), "benches", "e2e", "callback_plugins")
+PLAY = """\
+- hosts: all
+  gather_facts: false
+  tasks:
+    - accel_worker_probe:
+    - set_fact: {x: "{{ inventory_hostname }}"}
+    - debug: {msg: "{{ x }}"}
+    - command: "true"
+"""
+
+
+def _run(tmp_path, accel: bool, **extra_env) -> tuple[dict, dict | None]:
+    (tmp_path / "play.yml").write_text(PLAY)
+    (tmp_path / "hosts").write_text("".join(f"w{i} ansible_connection=local ansible_python_interpreter={sys.executable}\n"
+                                            for i in range(3)))
+    results, stats = tmp_path / "results.json", tmp_path / "stats.json"
+    stats.unlink(missing_ok=True)
+    env = dict(os.environ, ANSIBLE_ACTION_PLUGINS=os.path.join(HERE, "action_plugins"), ANSIBLE_CALLBACK_PLUGINS=RESULTS_CALLBACK,
+               ANSIBLE_CALLBACKS_ENABLED="e2e_results", E2E_RESULTS_FILE=str(results), ANSIBLE_ACCEL_STATS=str(stats),
+               ANSIBLE_NOCOLOR="1", **extra_env)
+    command = [os.path.join(BIN, "ansible-accel"), "ansible-playbook"] if accel else [os.path.join(BIN, "ansible-playbook")]
+    done = subprocess.run([*command, "-i", str(tmp_path / "hosts"), str(tmp_path / "play.yml")], env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return json.loads(results.read_text()), (json.loads(stats.read_text()) if accel else None)
+
+
+def _probe(report: dict) -> dict:
+    return {host: tasks[0]["result"] for host, tasks in report["hosts"].items()}
+
+
+_VOLATILE = ("start", "end", "delta")
+
+
+def _comparable(report: dict) -> dict:
+    """Every task's result but the probe's, times of day left out."""
+    return {h: [{**t, "result": {k: v for k, v in t["result"].items() if k not in _VOLATILE}} for t in tasks[1:]]
+            for h, tasks in report["hosts"].items()}
+
+
+def test_workers_start_with_the_controllers_work_done(tmp_path):
+    plain, _ = _run(tmp_path, accel=False)
+    warm, stats = _run(tmp_path, accel=True)
+    for host, probe in _probe(warm).items():
+        plain_probe = _probe(plain)[host]
+        # the controller's heap (hundreds of thousands of objects) is frozen for the worker's collector
+        assert probe["frozen"] > plain_probe["frozen"] + 10000
+        if probe["cached"] is not None:  # ansible-core 2.20+: the mappings are there before the worker needs them
+            assert probe["cached"]["size"] >= 2 and plain_probe["cached"]["size"] == 0, (probe, plain_probe)
+    assert _comparable(warm) == _comparable(plain)
+    workers = stats["run"]["paths"]["workers"]
+    assert stats["workers"]["active"] is True and workers["native"] == 12 and not workers["fallback"]
+
+
+def test_switched_off_workers_fork_as_ansible_core_does(tmp_path):
+    plain, _ = _run(tmp_path, accel=False)
+    report, stats = _run(tmp_path, accel=True, ANSIBLE_ACCEL_WORKERS="0")
+    assert stats["workers"]["active"] is False and "ANSIBLE_ACCEL_WORKERS=0" in stats["workers"]["reason"]
+    assert {h: p["frozen"] for h, p in _probe(report).items()} == {h: p["frozen"] for h, p in _probe(plain).items()}
