@@ -9,6 +9,10 @@ worker computes again:
   per process, built from ``typing.get_type_hints`` of a large dataclass, twice in every worker
   (for the action's result and the module's); computed once in the controller, with the very
   arguments the workers pass;
+- the Jinja lexer of the default template settings (ansible-core keeps one per settings, per
+  process; building it compiles its regular expressions);
+- the JSON serialization profiles that payload arguments and module results go through
+  (imported on first use, so once in every worker);
 - the controller's heap is kept out of the worker's garbage collector (``gc.freeze()`` before the
   fork, ``gc.unfreeze()`` after it in the controller, as CPython documents for pre-fork
   servers): a worker's full collection then walks only what the worker made, instead of
@@ -56,20 +60,55 @@ def plan() -> list[Patch]:
 
 
 def _prewarm() -> None:
-    """Once per controller: what every worker would otherwise compute for itself."""
+    """Once per controller: what every worker would otherwise compute for itself.  Each step is
+    optional (absent on some ansible-core versions) and its failure changes nothing: the worker
+    then does it itself, as without the accelerator."""
     global _prewarmed
     if _prewarmed:
         return
     _prewarmed = True
+    for step in (_result_field_mappings, _default_lexer, _serialization_profiles):
+        try:
+            done = step()
+        except Exception:  # noqa: BLE001 - see the docstring
+            done = None
+        if done:
+            _counters.extra(PATH, done)
+
+
+def _result_field_mappings() -> str | None:
     try:
         from ansible._internal._task import UnifiedTaskResult
     except ImportError:
-        return  # ansible-core 2.19: no such mappings
+        return None  # ansible-core 2.19: no such mappings
     mapping = getattr(UnifiedTaskResult, "get_result_key_to_resolved_field_mapping", None)
     if mapping is None or not hasattr(mapping, "cache_info"):
-        return
+        return None
     # The keyword form: functools.cache keys a keyword call apart from a positional one, and
     # ansible-core calls it by keyword.
     for source_is_module in (False, True):
         mapping(source_is_module=source_is_module)
-    _counters.extra(PATH, "result field mappings computed before the fork")
+    return "result field mappings computed before the fork"
+
+
+def _default_lexer() -> str | None:
+    # The engine's environment: the one a task's templar uses (Templar.environment is a
+    # deprecated accessor on 2.22, which warns).
+    from ansible._internal._templating._engine import TemplateEngine
+
+    environment = TemplateEngine().environment
+    if not hasattr(type(environment), "_lexer_cache"):
+        return None
+    environment.lexer  # noqa: B018 - the property builds and caches it
+    return "template lexer built before the fork"
+
+
+def _serialization_profiles() -> str | None:
+    import importlib
+
+    from ansible.module_utils._internal import _json
+
+    names = [f"{_json.__name__}._profiles._module_{style}_{direction}" for style in ("legacy", "modern") for direction in ("c2m", "m2c")]
+    for name in names:
+        importlib.import_module(name)
+    return "module serialization profiles imported before the fork"
