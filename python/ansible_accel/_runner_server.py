@@ -29,6 +29,7 @@ _BUILTINS = __builtins__
 PROBE_EXIT = "ansible-accel-probe"
 _MAIN_CALL = b'\n\n\nif __name__ == "__main__":\n    _ansiballz_main(\n'
 _LOADER = "ansible.module_utils._internal._ansiballz._loader"
+_TRACEBACKS_ASKED = None  # a regex, compiled after the probe (see main)
 
 
 class _State:
@@ -133,6 +134,9 @@ def _script_mismatch(source):
     tail = source[at:]
     if b"\nextensions={},\n" not in tail:
         return "AnsiBallZ extensions (coverage or a debugger)"
+    if _TRACEBACKS_ASKED.search(tail):
+        # A module's captured call stack would show the runner's frames below the script's.
+        return "tracebacks asked for (ANSIBLE_DISPLAY_TRACEBACK)"
     start = tail.find(b"\nzip_data='")
     encoded = tail[start + 11:tail.find(b"'", start + 11)] if start >= 0 else b""
     if encoded in _VERIFIED:
@@ -143,6 +147,8 @@ def _script_mismatch(source):
     for member, stamp in _State.preloaded_files.items():
         if members.get(member) != stamp:
             return "payload module_utils differ from the preloaded ones"
+    if any(name.endswith(".pyc") for name in members):
+        return "payload carries bytecode"
     _report(b"AARV", encoded)
     return None
 
@@ -958,6 +964,12 @@ def main():
         global _ORIGINAL_COMPILE
         _ORIGINAL_COMPILE = zipimport._compile_source
         _State.socket_module = socket
+        import re
+
+        global _TRACEBACKS_ASKED
+        # The module arguments' "_ansible_tracebacks_for": [...] (JSON, repr'd in the wrapper's
+        # call), not empty.
+        _TRACEBACKS_ASKED = re.compile(rb'_ansible_tracebacks_for\\*"\s*:\s*\[\s*\\*"')
 
         start_env = _read_env_file(probe_path + ".env")
         _State.significant = {k: v for k, v in start_env.items() if _significant(k)}

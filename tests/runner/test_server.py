@@ -110,6 +110,20 @@ def test_a_payload_of_other_module_utils_runs_in_a_fresh_interpreter(runner, scr
     assert runner.fallbacks() == ["not this controller's AnsiBallZ wrapper"]
 
 
+def test_a_module_asked_for_tracebacks_runs_in_a_fresh_interpreter(runner, scripts, tmp_path):
+    # Its captured call stacks would show the runner's frames below the script's own.
+    source = open(scripts["raise"], "rb").read()
+    assert b'_ansible_tracebacks_for\\": []' in source or b'_ansible_tracebacks_for": []' in source
+    changed = tmp_path / "AnsiballZ_accel_behave.py"
+    changed.write_bytes(source.replace(b'_ansible_tracebacks_for\\": []', b'_ansible_tracebacks_for\\": [\\"error\\"]')
+                        .replace(b'_ansible_tracebacks_for": []', b'_ansible_tracebacks_for": ["error"]'))
+    rc, out, err = fresh(str(changed), False)
+    wrc, wout, werr = warm(runner, str(changed), False)
+    assert (wrc, normalized(wout), normalized(werr)) == (rc, normalized(out), normalized(err))
+    assert b"_runner_server" not in wout + werr
+    assert runner.fallbacks() == ["tracebacks asked for (ANSIBLE_DISPLAY_TRACEBACK)"]
+
+
 def test_a_pipelined_script_that_goes_fresh_still_gets_its_stdin(runner, scripts):
     source = open(scripts["ok"], "rb").read()
     changed = source.replace(b"_ANSIBALLZ_WRAPPER = True", b"_ANSIBALLZ_WRAPPER = True  # changed", 1)
