@@ -236,7 +236,9 @@ def test_request_carries_the_process_state(client, sock_path):
     assert request.blocked == expected_blocked
     assert request.blocked & signal_bits(blocked) == signal_bits(blocked)
     assert not request.blocked & signal_bits([signal.SIGTERM, signal.SIGINT])
-    assert request.ignored == expected_ignored
+    # glibc keeps signals 32 and 33 for itself and answers no query about them: the client
+    # cannot see (nor a program set) them, whatever a parent left in the kernel's mask.
+    assert request.ignored == expected_ignored & ~signal_bits([32, 33])
     assert request.ignored & signal_bits(ignored) == signal_bits(ignored)
     unsigned = (1 << 64) - 1
     expected_limits = {r: tuple(v & unsigned for v in resource.getrlimit(r)) for r in range(16)}

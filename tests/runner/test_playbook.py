@@ -53,7 +53,8 @@ _NAMES = [
 ]
 # Values that differ from run to run by nature: times, ids, the probe module's pids and random
 # number (and its process group: the runner's, see docs/runner.md), the work directory's inode.
-_VOLATILE_KEYS = {"start", "end", "delta", "ansible_job_id", "results_file", "started", "finished", "duration",
+_VOLATILE_KEYS = {"_original_basename",  # a random temporary file's name for copy's content (2.19)
+                  "start", "end", "delta", "ansible_job_id", "results_file", "started", "finished", "duration",
                   "pid", "random", "pgrp", "sid", "atime", "ctime", "mtime", "inode", "version"}
 
 
