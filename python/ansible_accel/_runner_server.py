@@ -17,6 +17,10 @@ by a fresh interpreter exec'd in the child (the ordinary way, once).
 
 It ends when LIFELINE_FD reads end-of-file (the controller and every process it forked are
 gone) or on SIGTERM.  docs/runner.md describes the protocol and what a child inherits.
+
+One file, longer than the project's others: it is run by path with whatever interpreter the
+modules name, so it cannot import a package of its own (and must import nothing before the
+probe).
 """
 
 import sys
@@ -225,10 +229,8 @@ class Request:
             env[b"LC_CTYPE"] = _State.coerced_ctype
         return env
 
-    def refusal(self, peer_pid):
+    def refusal(self):
         """Why this request goes the ordinary way, or None."""
-        import os
-
         if self.argv[0] != _State.interpreter.encode():
             return "another interpreter"
         if len(self.argv) > 2 or (len(self.argv) == 2 and self.argv[1].startswith(b"-")):
@@ -245,7 +247,7 @@ class Request:
             return "start-up environment (PYTHON*, LC_*, LANG, TZ) unlike the runner's"
         import resource
 
-        for res, cur, limit in self.rlimits:
+        for res, _cur, limit in self.rlimits:
             try:
                 _, mine_max = resource.getrlimit(res)
             except (OSError, ValueError):
@@ -350,7 +352,7 @@ class Server:
             return None
         import os
 
-        pid, uid, _gid = struct.unpack("3i", connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+        _pid, uid, _gid = struct.unpack("3i", connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
         if uid != os.getuid():
             connection.close()
             return None
@@ -364,7 +366,7 @@ class Server:
             _note(self.log_path, f"bad request: {type(ex).__name__}: {ex}")
             connection.close()
             return None
-        reason = request.refusal(pid)
+        reason = request.refusal()
         if reason is not None:
             self._refuse(connection, reason)
         else:
@@ -482,7 +484,7 @@ class Server:
             return None
         except OSError:
             pass
-        for pidfd, (pid, held) in self.running.items():
+        for pid, held in self.running.values():
             if held is connection:
                 try:
                     os.kill(pid, 9)
