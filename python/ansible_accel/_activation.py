@@ -26,6 +26,7 @@ PATH_MODULES = {
     "bytecode": "bytecode",
     "runner": "runner",
     "workers": "workers",
+    "controller": "controller",
 }
 
 SUPPORTED_TEXT = "2.19.x, 2.20.x, 2.21.x and 2.22.0 pre-releases"

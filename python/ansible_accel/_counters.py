@@ -12,7 +12,7 @@ import os
 import threading
 import typing as t
 
-PATHS = ("finder", "payload", "argspec", "masking", "no_log", "bytecode", "runner", "workers")
+PATHS = ("finder", "payload", "argspec", "masking", "no_log", "bytecode", "runner", "workers", "controller")
 
 _lock = threading.Lock()
 _native: collections.Counter[str] = collections.Counter()

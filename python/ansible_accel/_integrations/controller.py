@@ -1,0 +1,135 @@
+"""The ``controller`` path: the controller waits for events instead of polling.
+
+ansible-core's strategies poll (``linear`` and the ones built on ``StrategyBase``'s loops; the
+``free`` strategy keeps its own sleep): while results are pending they process what has arrived, then
+``time.sleep(C.DEFAULT_INTERNAL_POLL_INTERVAL)`` (1 ms) and look again; while every worker
+slot is busy, ``_queue_task`` checks the workers, then ``time.sleep(0.0001)``.  Waiting on 20
+hosts' slow tasks, that is a thousand wake-ups a second, each checking every worker.
+
+Here the ``time.sleep`` the strategy modules call returns as soon as something it waits for
+has happened — a result reached the strategy (its results thread appended one), or a worker
+process ended — and otherwise after at most ``MAX_WAIT`` seconds.  The loops around it are
+ansible-core's own and do exactly what they did after each wake-up, in the same order: the same
+results processed, the same callbacks, the same dead-worker and termination checks; they only
+run less often for nothing.  Called from any other thread, or with no strategy running, the
+sleep is ``time.sleep``.
+
+Counters: ``native`` per strategy run waiting on events; ``events`` count the wake-ups by cause.
+Off with ``ANSIBLE_ACCEL_CONTROLLER=0``.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import threading
+import time
+import types
+import weakref
+from multiprocessing import connection as mp_connection
+
+from .. import _counters
+from .._activation import Patch, Unavailable
+
+PATH = "controller"
+ENV = "ANSIBLE_ACCEL_CONTROLLER"
+_OFF = ("0", "false", "no", "off")
+# Longest wait without an event: ansible-core's own checks (termination, a worker that died
+# without closing its sentinel) still run at least this often.
+MAX_WAIT = 0.05
+
+_current: weakref.ref | None = None  # the strategy whose loop is running
+
+
+class _NotifyingDeque(collections.deque):
+    """The strategy's results deque; an append (by the results thread) wakes the waiting loop."""
+
+    def __init__(self, items, wake_fd: int) -> None:
+        super().__init__(items)
+        self._wake_fd = wake_fd
+
+    def append(self, item) -> None:
+        super().append(item)
+        try:
+            os.write(self._wake_fd, b"r")
+        except OSError:
+            pass  # the pipe is full: a wake-up is already pending
+
+
+def plan() -> list[Patch]:
+    value = os.environ.get(ENV)
+    if value is not None and value.strip().lower() in _OFF:
+        raise Unavailable(f"switched off by {ENV}={value}")
+    try:
+        from ansible.plugins import strategy as strategy_module
+        from ansible.plugins.strategy import StrategyBase
+    except ImportError as ex:
+        raise Unavailable(f"ansible-core's strategies are not importable: {ex}") from None
+    if not isinstance(getattr(strategy_module, "time", None), types.ModuleType):
+        raise Unavailable("ansible-core's strategy module does not use the time module")
+    original_init = vars(StrategyBase)["__init__"]
+
+    def __init__(self, *args, **kwargs) -> None:
+        original_init(self, *args, **kwargs)
+        _adopt(self)
+
+    __init__.__wrapped__ = original_init
+    # The free strategy sleeps once per pass over its hosts even when that pass freed work for
+    # the next: it keeps its own sleep.
+    return [Patch(StrategyBase, "__init__", __init__), Patch(strategy_module, "time", _time_view())]
+
+
+def _adopt(strategy) -> None:
+    global _current
+    results = getattr(strategy, "_results", None)
+    if type(results) is not collections.deque or not hasattr(strategy, "_workers"):
+        _counters.fallback(PATH, "a strategy without ansible-core's results deque or workers")
+        return
+    read_end, write_end = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
+    strategy._results = _NotifyingDeque(results, write_end)
+    strategy._accel_wake = read_end
+    weakref.finalize(strategy, _close, read_end, write_end)
+    _current = weakref.ref(strategy)
+    _counters.native(PATH)
+
+
+def _close(*fds: int) -> None:
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def _time_view() -> types.ModuleType:
+    view = types.ModuleType("time", time.__doc__)
+    view.__dict__.update({k: v for k, v in vars(time).items() if not k.startswith("__")})
+    view.sleep = _sleep
+    return view
+
+
+def _sleep(seconds: float) -> None:
+    strategy = _current() if _current is not None else None
+    wake = getattr(strategy, "_accel_wake", None)
+    if wake is None or threading.current_thread() is not threading.main_thread() or strategy._results:
+        time.sleep(seconds)  # results already waiting: the loop goes on at once, as it would
+        return
+    sentinels = {}
+    for worker in strategy._workers:
+        sentinel = getattr(worker, "_popen", None) and getattr(worker, "sentinel", None)
+        if sentinel is not None and worker.exitcode is None:
+            sentinels[sentinel] = worker
+    ready = mp_connection.wait([wake, *sentinels], timeout=max(seconds, MAX_WAIT))
+    if wake in ready:
+        try:
+            while os.read(wake, 4096):
+                pass
+        except BlockingIOError:
+            pass
+        _counters.extra(PATH, "woken by a result")
+    elif ready:
+        _counters.extra(PATH, "woken by a worker's end")
+        if any(sentinels[fd].exitcode is None for fd in ready):
+            # Its sentinel closes as the worker starts to exit, a few milliseconds before it can
+            # be reaped (and counts as ended): until then, ansible-core's own short sleeps.
+            time.sleep(seconds)
