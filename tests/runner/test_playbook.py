@@ -136,7 +136,7 @@ def test_switched_off_the_runner_runs_nothing(tmp_path):
 
 def test_no_runner_is_left_when_the_controller_is_killed(tmp_path):
     play = tmp_path / "slow.yml"
-    play.write_text("- hosts: all\n  gather_facts: false\n  tasks:\n" + "    - ping:\n" * 3 + "    - command: sleep 30\n")
+    play.write_text("- hosts: all\n  gather_facts: false\n  tasks:\n" + "    - ping:\n" * 3 + "    - command: sleep 6\n")
     inventory = tmp_path / "hosts"
     inventory.write_text("".join(f"h{i} ansible_connection=local ansible_python_interpreter={sys.executable}\n" for i in range(1, 3)))
     before = set(_runner_processes())
