@@ -81,6 +81,22 @@ conformance:
 	   "$(VENVS)/py$$v/bin/python" tests/conformance/run_conformance.py --cache "$(CACHE)" || exit $$?; \
 	 done
 
+# ansible-core's own integration targets (test/integration/targets) through ansible-test,
+# accelerator off and on (tests/conformance/run_integration.py; the list is its TARGETS):
+# a target that passes off must pass on.  The quick subset is the part make test runs.
+CONFORMANCE_INTEGRATION_QUICK := argspec no_log command_shell ansiballz_python
+.PHONY: conformance-integration conformance-integration-quick
+conformance-integration:
+	@status=0; for v in 311 312 313; do \
+	   "$(VENVS)/py$$v/bin/python" tests/conformance/run_integration.py --cache "$(CACHE)" || status=1; \
+	 done; exit $$status
+
+conformance-integration-quick:
+	@for v in 311 312 313; do \
+	   "$(VENVS)/py$$v/bin/python" tests/conformance/run_integration.py --cache "$(CACHE)" \
+	     $(CONFORMANCE_INTEGRATION_QUICK) || exit $$?; \
+	 done
+
 demo: $(VENV_DEMO)/$(ENV_STAMP) build
 	"$(VENV_DEMO)/bin/python" tests/demo/run_demo.py
 
