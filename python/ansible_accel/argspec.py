@@ -145,7 +145,8 @@ def result_factory(result_class: type, errors_module: t.Any) -> t.Callable[..., 
 
 def build_result(make: t.Callable[..., t.Any], errors_module: t.Any, compiled: t.Any, outcome: tuple) -> t.Any:
     """A ``ValidationResult`` holding what the core found (the long way: tagged data)."""
-    validated, errors, groups, no_log_values, alias_warnings, deprecations = outcome[:6]
+    validated, errors, groups, no_log, alias_warnings, deprecations = outcome[:6]
+    no_log_values = [text for text, _ in no_log]
     unsupported: set = set()
     supported: dict = {}
     for paths, names, alias_pairs in groups:
@@ -313,7 +314,8 @@ def make_validate(original: t.Callable, arg_spec_module: t.Any, errors_module: t
         if tagged:
             try:
                 spec = self.argument_spec
-                retag_result(result, spec, parameters, given, dict(outcome[8]), spec_strings(compiled, spec))
+                no_log = [*((value, "fallback") for value in fallback_no_log), *outcome[3]]
+                retag_result(result, spec, parameters, given, dict(outcome[8]), spec_strings(compiled, spec), no_log)
             except _Ambiguous:
                 _counters.fallback(PATH, "value: equal strings of different tags in a tagged result")
                 return given_back(self, parameters, given, fallback_no_log, args, kwargs)
@@ -413,6 +415,8 @@ def _pick(old: t.Any, new: t.Any, option: t.Any) -> t.Any:
     kind = option.get("type", "str")
     sub = option.get("options")
     elements = option.get("elements")
+    if kind == "list" and isinstance(old, str) and old == "" and new == [""]:
+        old = [old]  # check_type_list splits a str, and str.split gives an empty one as it is
     if isinstance(sub, dict):
         if kind == "list" and elements == "dict" and isinstance(new, list):
             # _validate_elements makes a new list of the (checked in place) element dicts.
@@ -444,21 +448,20 @@ def _merge_into(target: dict, checked: dict, spec: dict, fallbacks: t.Any = None
             for alias in option.get("aliases") or ():
                 if alias in target:
                     source = target[alias]
-        if present:
-            new = _pick(source, value, option)
-            if returned and key in returned and type(returned[key]) is not bool and returned[key] == value:
-                new = returned[key]  # the callable's own object, its items' tags kept
-            if new is not target[key]:
-                target[key] = new
-            continue
-        if isinstance(option, dict):
+        if not present and isinstance(option, dict):
             if source is _MISSING and fallbacks is not None and key in fallbacks:
                 source = fallbacks[key]
             if source is _MISSING and option.get("default") is not None:
                 source = option["default"]
-            if source is _MISSING and value == {} and option.get("apply_defaults"):
-                source = {}
-        target[names.get(key, key)] = _pick(source, value, option)
+            if source is _MISSING and isinstance(value, dict) and option.get("apply_defaults"):
+                source = {}  # the dict _validate_sub_spec adds, then fills
+        new = _pick(source, value, option)
+        if returned and key in returned and type(returned[key]) is not bool and returned[key] == value:
+            new = returned[key]  # the callable's own object, its items' tags kept
+        if not present:
+            target[names.get(key, key)] = new
+        elif new is not target[key]:
+            target[key] = new
     return target
 
 
@@ -536,11 +539,13 @@ def _strings(obj: t.Any, found: _Strings, keys: bool = True, depth: int = 0) -> 
 
 
 def retag_result(result: t.Any, spec: dict, parameters: t.Any, given: t.Any, returned: dict | None = None,
-                 in_spec: _Strings | None = None) -> None:
+                 in_spec: _Strings | None = None, no_log: t.Iterable[tuple[t.Any, str]] = ()) -> None:
     """Puts the tagged objects ansible-core's validate() would hold into a native ``result``
     (whose strings and containers are builtins); ``returned``: what callable types returned
     for options given tagged values, which ansible-core's result holds as they are;
-    ``in_spec``: the spec's strings, if found before (`spec_strings`).
+    ``in_spec``: the spec's strings, if found before (`spec_strings`); ``no_log``: the no_log
+    values of the fallbacks and of the core, each with where its object is ("fallback": the
+    value itself; "given", "default" or "plain", from the core).
     Raises `_Ambiguous` (before changing ``result``) where a string's object cannot be told by
     its text: the caller then leaves the call to ansible-core."""
     base = _copy_params(parameters, {})
@@ -554,14 +559,29 @@ def retag_result(result: t.Any, spec: dict, parameters: t.Any, given: t.Any, ret
     _strings(validated, in_params, keys=False)
     param = in_params.pick
     named = in_spec.pick
-    no_log_values = {(param(v, None) if v in in_params else named(v, v)) if isinstance(v, str) else v
-                     for v in result._no_log_values}
-    unsupported = {
-        tuple(param(p, p) for p in item) if isinstance(item, tuple) else param(item, item)
-        for item in result._unsupported_parameters
-    }
+    secrets = _Strings()
+    for text, source in no_log:
+        if not isinstance(text, str):
+            continue
+        if source == "given":
+            secrets.add(param(text, text))
+        elif source == "default":
+            secrets.add(named(text, text))
+        else:
+            secrets.add(text)  # a fallback's own object, or a new, plain str (str() of an int)
+    # The set holds the first of equal strings added: one object, unless their tags differ.
+    no_log_values = {secrets.pick(v, v) if isinstance(v, str) else v for v in result._no_log_values}
+
+    def path_object(item: t.Any) -> t.Any:
+        # A sub-option's path: the spec's option names (ansible-core's options_context), then
+        # the key of the parameters.
+        if isinstance(item, tuple):
+            return (*(named(p, p) for p in item[:-1]), param(item[-1], item[-1]))
+        return param(item, item)
+
+    unsupported = {path_object(item) for item in result._unsupported_parameters}
     supported = {
-        path: ([named(n, n) for n in names], {named(a, a): named(o, o) for a, o in aliases.items()})
+        path_object(path): ([named(n, n) for n in names], {named(a, a): named(o, o) for a, o in aliases.items()})
         for path, (names, aliases) in result._supported_parameters.items()
     }
     aliases = {named(a, a): named(o, o) for a, o in result._aliases.items()}

@@ -16,7 +16,7 @@ mod validate;
 mod value;
 
 pub use spec::{CompiledSpec, OptionInput, OptionSpec, SpecInput, TypeKind, OPTION_KEYS};
-pub use validate::{Context, ErrorKind, Outcome};
+pub use validate::{Context, ErrorKind, NoLogSource, NoLogValue, Outcome};
 pub use value::{Kept, Key, Params, Value};
 
 /// Why a spec or a call is left to ansible-core's pure-Python validator.
@@ -29,14 +29,17 @@ pub struct Unhandled(pub &'static str);
 pub trait Delegate {
     fn convert(&self, kind: TypeKind, value: &Value, why: Unhandled) -> convert::Converted;
 
-    /// `convert` for the value of a top-level option (not an element) named `name`: the
-    /// glue can hand a callable the very object the caller gave.
+    /// `convert` for the value of a top-level option (not an element) named `name`, given
+    /// under the key `given_as` of the caller's parameters (the name, or the alias whose value
+    /// ansible-core copied over the option's; a key the caller did not give for a default):
+    /// the glue can hand a callable the very object the caller gave.
     fn convert_option(
         &self,
         kind: TypeKind,
         value: &Value,
         why: Unhandled,
         _name: &str,
+        _given_as: &str,
     ) -> convert::Converted {
         self.convert(kind, value, why)
     }
@@ -49,7 +52,7 @@ pub trait Delegate {
 }
 
 /// What `set_fallbacks` adds to a parameter dict, and the no_log values it reports.
-pub type FallbackValues = (Vec<(String, Value)>, Vec<String>);
+pub type FallbackValues = (Vec<(String, Value)>, Vec<NoLogValue>);
 
 /// No one to delegate to: what the core cannot convert stays unhandled.
 pub struct NoDelegate;

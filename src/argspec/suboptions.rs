@@ -3,7 +3,7 @@
 //! each sub-parameter dict once the top level is done.
 
 use super::spec::CompiledSpec;
-use super::validate::{secret_strings, Context, Outcome};
+use super::validate::{secret_strings, Context, NoLogSource, Outcome};
 
 use super::value::{Params, Value};
 use super::Unhandled;
@@ -49,7 +49,7 @@ impl CompiledSpec {
     ) -> Result<(), Unhandled> {
         if option.no_log {
             if let Some(value) = value.filter(|v| v.truthy()) {
-                secret_strings(value, &mut out.no_log_values)?;
+                secret_strings(value, NoLogSource::Given, &mut out.no_log_values)?;
             }
         }
         let (Some(sub), Some(value)) = (&option.sub, value) else {

@@ -24,15 +24,29 @@ impl Context<'_> {
         }
     }
 
+    /// `params`: the parameter dict holding `value` as `option`'s, after aliases.
     fn convert_option(
         &self,
-        kind: TypeKind,
+        option: &OptionSpec,
         value: &Value,
-        name: &str,
+        params: &Params,
         top_level: bool,
     ) -> Converted {
+        let kind = option.kind;
         match convert(kind, value, self.flavor) {
-            Err(why) if top_level => self.delegate.convert_option(kind, value, why, name),
+            Err(why) if top_level => {
+                // `_handle_aliases` copies the value of each alias given over the option's,
+                // in spec order: the last one given wins.  (An alias is no other option's
+                // name, and neither defaults nor fallbacks add one: the caller gave it.)
+                let given_as = option
+                    .aliases
+                    .iter()
+                    .rev()
+                    .find(|alias| params.contains_key(alias.as_str()))
+                    .map_or(option.name.as_str(), String::as_str);
+                self.delegate
+                    .convert_option(kind, value, why, &option.name, given_as)
+            }
             Err(why) => self.delegate.convert(kind, value, why),
             done => done,
         }
@@ -106,8 +120,8 @@ pub struct Outcome {
     /// ansible-core adds each group to its set as a set, and picks the supported names for
     /// its message from whichever item that set yields last, so the glue rebuilds the set.
     pub unsupported: Vec<UnsupportedGroup>,
-    /// no_log values (ansible-core keeps a set).
-    pub no_log_values: Vec<String>,
+    /// no_log values (ansible-core keeps a set), in the order ansible-core adds them.
+    pub no_log_values: Vec<NoLogValue>,
     /// (option, alias) for every option given under both names.
     pub alias_warnings: Vec<(String, String)>,
     /// `_deprecations` entries: key/value pairs of each dict, in ansible-core's key order.
@@ -120,6 +134,40 @@ pub struct Outcome {
     /// Top-level options (by index, in order) that ansible-core's second pass of defaults
     /// adds last with the value None, left out of `params` by `validate_leaving_none_tail`.
     pub none_tail: Vec<usize>,
+}
+
+/// One no_log string, and where ansible-core's set gets its object for the text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoLogValue {
+    pub text: String,
+    pub source: NoLogSource,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoLogSource {
+    /// A str of the parameters (after aliases and fallbacks): that object.
+    Given,
+    /// A str of an option's default in the spec: that object.
+    Default,
+    /// A new, plain str: `str()` of an int, or an exact str the delegate found.
+    Plain,
+}
+
+impl NoLogSource {
+    pub fn name(self) -> &'static str {
+        match self {
+            NoLogSource::Given => "given",
+            NoLogSource::Default => "default",
+            NoLogSource::Plain => "plain",
+        }
+    }
+}
+
+impl NoLogValue {
+    pub fn new(text: &str, source: NoLogSource) -> Self {
+        let text = text.to_owned();
+        NoLogValue { text, source }
+    }
 }
 
 /// Unsupported keys of one parameter dict: each as its path (options context + key; a
@@ -495,10 +543,14 @@ impl CompiledSpec {
     ) -> Result<usize, Unhandled> {
         if option.no_log && option.default.truthy() {
             match &option.default {
-                Value::Str(s) => out.no_log_values.push(s.to_string()),
-                _ if cx.flavor.no_log_default_strings => {
-                    secret_strings(&option.default, &mut out.no_log_values)?
-                }
+                Value::Str(s) => out
+                    .no_log_values
+                    .push(NoLogValue::new(s, NoLogSource::Default)),
+                _ if cx.flavor.no_log_default_strings => secret_strings(
+                    &option.default,
+                    NoLogSource::Default,
+                    &mut out.no_log_values,
+                )?,
                 _ => {
                     return Err(Unhandled(
                         "value: no_log default that is not a str (before 2.22)",
@@ -564,22 +616,20 @@ impl CompiledSpec {
                 Some((_, value)) => std::mem::replace(value, Value::None),
                 None => return Ok(()),
             },
-            false => {
-                match cx.convert_option(option.kind, value, &option.name, context.is_empty())? {
-                    Ok(converted) => converted,
-                    Err(reason) => {
-                        let message = format!(
+            false => match cx.convert_option(option, value, params, context.is_empty())? {
+                Ok(converted) => converted,
+                Err(reason) => {
+                    let message = format!(
                     "argument '{}' is of type {}{} and we were unable to convert to {}: {reason}",
                     option.name,
                     value.type_name(),
                     found_in("'", "."),
                     self.type_name(option.kind)
                 );
-                        out.errors.push((ErrorKind::ArgumentType, message));
-                        return Ok(());
-                    }
+                    out.errors.push((ErrorKind::ArgumentType, message));
+                    return Ok(());
                 }
-            }
+            },
         };
         let converted = match (option.elements, converted) {
             (Some(kind), Value::List(items)) => {
@@ -734,15 +784,24 @@ fn single_boolean_choice(choices: &[Value], set: &[&str]) -> Result<Option<Value
     Ok((found.len() == 1).then(|| Value::Str(found[0].into())))
 }
 
-/// `_return_datastructure_name`: the strings a no_log value contributes.
-pub(super) fn secret_strings(value: &Value, into: &mut Vec<String>) -> Result<(), Unhandled> {
+/// `_return_datastructure_name`: the strings a no_log value contributes; `found`: where its
+/// str objects are.
+pub(super) fn secret_strings(
+    value: &Value,
+    found: NoLogSource,
+    into: &mut Vec<NoLogValue>,
+) -> Result<(), Unhandled> {
     match value {
-        Value::Str(s) if !s.is_empty() => into.push(s.to_string()),
+        Value::Str(s) if !s.is_empty() => into.push(NoLogValue::new(s, found)),
         Value::Str(_) | Value::None | Value::Bool(_) => {}
-        Value::Int(i) => into.push(i.to_string()),
+        Value::Int(i) => into.push(NoLogValue::new(&i.to_string(), NoLogSource::Plain)),
         Value::Float(_) => return Err(Unhandled("value: no_log float")),
-        Value::List(items) => items.iter().try_for_each(|i| secret_strings(i, into))?,
-        Value::Dict(map) => map.values().try_for_each(|v| secret_strings(v, into))?,
+        Value::List(items) => items
+            .iter()
+            .try_for_each(|i| secret_strings(i, found, into))?,
+        Value::Dict(map) => map
+            .values()
+            .try_for_each(|v| secret_strings(v, found, into))?,
         Value::Kept(_) => return Err(Unhandled("value: no_log container kept aside")),
     }
     Ok(())

@@ -137,7 +137,10 @@ fn errors_in_ansible_core_order() {
         out.unsupported[0].aliases,
         [("n".to_string(), "name".to_string())]
     );
-    assert_eq!(out.no_log_values, ["pw"]);
+    assert_eq!(
+        out.no_log_values,
+        [NoLogValue::new("pw", NoLogSource::Given)]
+    );
 }
 
 #[test]
@@ -236,4 +239,100 @@ fn options_inserted_with_their_known_hash_are_found_by_name() {
         assert_eq!(map.get(&*option.name), Some(&Value::None));
     }
     assert_eq!(map.len(), compiled.options.len() + 1);
+}
+
+/// Records the key each top-level conversion left to it was given under.
+#[derive(Default)]
+struct GivenAs(std::cell::RefCell<Vec<(String, String)>>);
+
+impl Delegate for GivenAs {
+    fn convert(&self, _kind: TypeKind, _value: &Value, why: Unhandled) -> Converted {
+        Err(why)
+    }
+
+    fn convert_option(
+        &self,
+        _kind: TypeKind,
+        value: &Value,
+        _why: Unhandled,
+        name: &str,
+        given_as: &str,
+    ) -> Converted {
+        self.0.borrow_mut().push((name.into(), given_as.into()));
+        Ok(Ok(value.clone()))
+    }
+}
+
+#[test]
+fn callable_types_are_told_the_key_the_value_came_from() {
+    let mut input = spec(vec![
+        (
+            "b",
+            option(&[("aliases", Value::List(vec![s("y"), s("z")]))]),
+        ),
+        ("c", option(&[("default", Value::Int(1))])),
+    ]);
+    input.callable_fields = [((0, "type".to_string()), 0), ((1, "type".to_string()), 0)].into();
+    input.callable_names = vec!["int".into()];
+    let compiled = CompiledSpec::compile(&input).unwrap();
+    let flavor = CoreFlavor::default();
+    for (given, expected) in [
+        (&[("b", s("1"))][..], "b"),
+        (&[("z", Value::Bool(false)), ("b", Value::None)][..], "z"),
+        (&[("b", Value::None), ("z", Value::Bool(false))][..], "z"),
+        // The last alias of the spec's list wins, whatever the order given.
+        (&[("z", s("2")), ("y", s("3")), ("b", s("4"))][..], "z"),
+        (&[("y", s("3"))][..], "y"),
+    ] {
+        let delegate = GivenAs::default();
+        let cx = Context {
+            flavor: &flavor,
+            delegate: &delegate,
+        };
+        compiled.validate(params(given), &cx).unwrap();
+        let seen = delegate.0.take();
+        assert_eq!(
+            seen,
+            [("b".into(), expected.into()), ("c".into(), "c".into())],
+            "{given:?}"
+        );
+    }
+}
+
+#[test]
+fn no_log_strings_say_where_their_objects_are() {
+    let input = spec(vec![
+        ("a", option(&[("no_log", Value::Bool(true))])),
+        (
+            "b",
+            option(&[("no_log", Value::Bool(true)), ("type", s("raw"))]),
+        ),
+        (
+            "c",
+            option(&[("no_log", Value::Bool(true)), ("default", s("d"))]),
+        ),
+    ]);
+    let compiled = CompiledSpec::compile(&input).unwrap();
+    let given = params(&[
+        ("a", s("7")),
+        (
+            "b",
+            Value::List(vec![Value::Int(7), s("x"), Value::Bool(true)]),
+        ),
+    ]);
+    let out = compiled.validate(given, &cx()).unwrap();
+    let found: Vec<(&str, NoLogSource)> = out
+        .no_log_values
+        .iter()
+        .map(|v| (v.text.as_str(), v.source))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("7", NoLogSource::Given),
+            ("7", NoLogSource::Plain),
+            ("x", NoLogSource::Given),
+            ("d", NoLogSource::Default),
+        ]
+    );
 }

@@ -8,8 +8,8 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 use crate::argspec::convert::Converted;
 use crate::argspec::{
-    CompiledSpec, Context, CoreFlavor, Delegate, FallbackValues, Outcome, Params, SpecInput,
-    TypeKind, Unhandled, Value, OPTION_KEYS,
+    CompiledSpec, Context, CoreFlavor, Delegate, FallbackValues, NoLogSource, NoLogValue, Outcome,
+    Params, SpecInput, TypeKind, Unhandled, Value, OPTION_KEYS,
 };
 
 mod fallbacks;
@@ -735,13 +735,16 @@ impl Delegate for CoreCheckers<'_, '_> {
                 return Err(FAILED);
             }
         };
+        let saw_tagged = take_saw_tagged();
         let mut secrets = Vec::new();
         for item in found.try_iter().map_err(|_| FAILED)? {
             let item = item.map_err(|_| FAILED)?;
             if !is_exact_or_tagged(&item, Base::Str) {
                 return Err(Unhandled("value: no_log fallback value that is not a str"));
             }
-            secrets.push(item.extract::<String>().map_err(|_| FAILED)?);
+            let text = item.extract::<String>().map_err(|_| FAILED)?;
+            // An exact str: a tagged one is refused below.
+            secrets.push(NoLogValue::new(&text, NoLogSource::Plain));
         }
         let mut added = Vec::new();
         for (key, value) in dict.iter() {
@@ -750,6 +753,12 @@ impl Delegate for CoreCheckers<'_, '_> {
                 added.push((key, to_value(&value, Mode::Params, 0)?));
             }
         }
+        if take_saw_tagged() {
+            // The result would hold the tagged object itself, which the Python side only
+            // finds for the top level's fallbacks.
+            return Err(Unhandled("value: tagged fallback value inside options"));
+        }
+        SAW_TAGGED.with(|saw| saw.set(saw_tagged));
         Ok((added, secrets))
     }
 
@@ -759,6 +768,7 @@ impl Delegate for CoreCheckers<'_, '_> {
         value: &Value,
         why: Unhandled,
         name: &str,
+        given_as: &str,
     ) -> Converted {
         const UNTAGGED: Unhandled = Unhandled("value: tagged value for a callable type");
         let TypeKind::Callable(_) = kind else {
@@ -768,7 +778,7 @@ impl Delegate for CoreCheckers<'_, '_> {
         let Some(params) = self.tagged_params.as_ref().filter(|_| tagged) else {
             return self.convert(kind, value, why);
         };
-        match params.get_item(name) {
+        match params.get_item(given_as) {
             // ansible-core calls the callable with its deep copy of the caller's object.
             Ok(Some(original)) => {
                 let copied = self
@@ -1092,7 +1102,8 @@ impl CompiledArgSpec {
 #[pymethods]
 impl CompiledArgSpec {
     /// `(validated, [(error class name, message)], [(unsupported names or paths, supported
-    /// names, [(alias, option)])], no_log values, [(option, alias)], [deprecation dict],
+    /// names, [(alias, option)])], [(no_log value, where its object is: "given", "default"
+    /// or "plain")], [(option, alias)], [deprecation dict],
     /// [message to warn()], whether tagged objects were met, [(option, what its callable type
     /// returned for a tagged value)])`, or the reason (str) this call is left to ansible-core.
     fn validate<'py>(
@@ -1135,11 +1146,16 @@ impl CompiledArgSpec {
                 }
                 unsupported.append((paths, &group.supported, &group.aliases))?;
             }
+            let no_log_values: Vec<(&str, &str)> = out
+                .no_log_values
+                .iter()
+                .map(|v| (v.text.as_str(), v.source.name()))
+                .collect();
             let tuple = (
                 validated_to_python(py, &self.spec, &self.names, &out.params)?,
                 errors,
                 unsupported,
-                out.no_log_values,
+                no_log_values,
                 out.alias_warnings,
                 deprecations,
                 out.warnings_to_emit,

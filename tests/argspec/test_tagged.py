@@ -179,3 +179,138 @@ def test_spec_strings_kept_per_compiled_spec_follow_spec_changes():
             assert got == expected
         assert native_count() == native_before + 2
     assert len({id(s) for s in seen}) == 3
+
+
+_GIVEN_TWICE_TYPES = ["int", "str", "bool", "list", int, str, bool, list]
+_GIVEN_TWICE_EXTRAS = {
+    "plain": {},
+    "no_log": {"no_log": True},
+    "choices": {"choices": [0, 1, "1", "x", True]},
+    "deprecated alias": {"deprecated_aliases": [{"name": "z", "version": "3.0"}]},
+    "all": {"no_log": True, "choices": [], "deprecated_aliases": [{"name": "z", "version": "3.0"}],
+            "removed_in_version": "2.99"},
+}
+_UNSET = object()
+
+
+def _all_fallbacks():
+    from ansible_accel import _counters
+
+    return sum(_counters.snapshot()["argspec"]["fallback"].values())
+
+
+def _given_twice_values():
+    return [None, False, 1, "1", "x", ["1"], _origin("1", 1), _origin(["x"], 2), _origin(0, 3), _origin(5, 4)]
+
+
+@pytest.mark.parametrize("kind", _GIVEN_TWICE_TYPES, ids=repr)
+@pytest.mark.parametrize("extra", _GIVEN_TWICE_EXTRAS, ids=str)
+def test_option_given_by_name_and_by_alias(kind, extra):
+    """An option given under its name and its alias (or under its alias alone), each first,
+    in a plain and a tagged parameter dict: ansible-core converts the alias's value (copied
+    over the option's), which a callable type gets as the caller's object."""
+    spec = {"a": {"choices": [], "no_log": True},
+            "b": {"type": kind, "aliases": ["z"], **copy.deepcopy(_GIVEN_TWICE_EXTRAS[extra])}}
+    validator = arg_spec.ArgumentSpecValidator(copy.deepcopy(spec))
+    pure = arg_spec.ArgumentSpecValidator(copy.deepcopy(spec))
+    before, fell_back, cases = native_count(), _all_fallbacks(), 0
+    for by_name in [_UNSET, *_given_twice_values()]:
+        for by_alias in _given_twice_values():
+            for alias_first in (False, True):
+                entries = [("b", by_name), ("z", by_alias), ("a", None)]
+                if alias_first:
+                    entries[:2] = entries[1::-1]
+                plain = {key: value for key, value in entries if value is not _UNSET}
+                for params in (plain, AnsibleTagHelper.tag(dict(plain), [Origin(path="/top.yml")])):
+                    got = outcome(validator.validate, copy.deepcopy(params))
+                    expected = outcome(lambda p: ORIGINAL_VALIDATE(pure, p), copy.deepcopy(params))
+                    assert got == expected, (spec, params)
+                    cases += 1
+    # Each call answered natively, or left to ansible-core and counted (a type error naming
+    # the class of a value given tagged).
+    native = native_count() - before
+    assert native + _all_fallbacks() - fell_back == cases
+    assert native * 4 >= cases * 3, f"native path answered only {native} of {cases} cases"
+
+
+def test_option_given_by_two_aliases_and_its_name():
+    """The last of the spec's aliases given wins, whatever the order of the parameters."""
+    spec = {"b": {"type": int, "aliases": ["y", "z"]}}
+    validator = arg_spec.ArgumentSpecValidator(copy.deepcopy(spec))
+    pure = arg_spec.ArgumentSpecValidator(copy.deepcopy(spec))
+    given = {"b": None, "y": "2", "z": _origin(False, 1)}
+    before, cases = native_count(), 0
+    for order in [("b", "y", "z"), ("z", "y", "b"), ("y", "z"), ("z", "y"), ("b", "y")]:
+        plain = {key: given[key] for key in order}
+        for params in (plain, AnsibleTagHelper.tag(dict(plain), [Origin(path="/top.yml")])):
+            got = outcome(validator.validate, copy.deepcopy(params))
+            expected = outcome(lambda p: ORIGINAL_VALIDATE(pure, p), copy.deepcopy(params))
+            assert got == expected, params
+            cases += 1
+    assert native_count() - before == cases
+
+
+def _compare_tagged(spec, params):
+    got = outcome(arg_spec.ArgumentSpecValidator(copy.deepcopy(spec)).validate, copy.deepcopy(params))
+    expected = outcome(lambda p: ORIGINAL_VALIDATE(arg_spec.ArgumentSpecValidator(copy.deepcopy(spec)), p),
+                       copy.deepcopy(params))
+    assert got == expected, (spec, params)
+
+
+def _given(value):
+    return value
+
+
+def test_no_log_strings_hold_the_objects_they_come_from():
+    """ansible-core lists a no_log int as a new, plain str and a no_log default as the spec's
+    object, though the parameters hold a tagged str of the same text; a no_log str given is
+    the object given, which its text cannot tell from a tagged one of the same text (counted,
+    left to ansible-core)."""
+    spec = {"a": {"type": "int", "no_log": True}, "c": {}, "d": {"type": "raw", "no_log": True},
+            "e": {"type": "list", "default": "e,f", "no_log": True}}
+    for params, native in [({"a": 1, "c": _origin("1", 1)}, True),
+                           ({"d": [7, _origin("8", 1)], "c": _origin("7", 2)}, True),
+                           ({"c": _origin("e,f", 1)}, True),
+                           ({"a": "1", "c": _origin("1", 1)}, False)]:
+        before, ambiguous = native_count(), _fallbacks(AMBIGUOUS)
+        _compare_tagged(spec, params)
+        assert (native_count(), _fallbacks(AMBIGUOUS)) == (before + native, ambiguous + (not native))
+
+
+def test_sub_option_paths_hold_the_spec_names():
+    """An unsupported sub-option's path holds the spec's option names, then the key given."""
+    spec = {"a": {"type": "dict", "options": {"b": {}}}}
+    before = native_count()
+    _compare_tagged(spec, {_origin("a", 1): {_origin("k", 2): None}})
+    assert native_count() == before + 1
+
+
+def test_dict_added_for_apply_defaults_holds_the_spec_keys():
+    """A dict that apply_defaults adds is filled under the spec's own (tagged) names."""
+    spec = {"a": {"type": "dict", "apply_defaults": True, "options": {
+        _origin("b", 1): {"fallback": (_given, ["fb"])}, _origin("c", 2): {"default": _origin("x", 3)}}}}
+    for params in ({}, AnsibleTagHelper.tag({}, [Origin(path="/top.yml")])):
+        before = native_count()
+        _compare_tagged(spec, params)
+        assert native_count() == before + 1
+
+
+def test_tagged_fallback_value_inside_options_is_left_to_ansible_core():
+    """A sub-option's fallback gives a tagged object, which the result must hold: counted and
+    left to ansible-core."""
+    reason = "value: tagged fallback value inside options"
+    spec = {"a": {"type": "dict", "options": {"b": {"fallback": (_given, [_origin("fb", 1)])}}}}
+    before = _fallbacks(reason)
+    _compare_tagged(spec, AnsibleTagHelper.tag({"a": {}}, [Origin(path="/top.yml")]))
+    assert _fallbacks(reason) == before + 1
+
+
+@pytest.mark.parametrize("elements", [None, "str", "int", "raw"])
+def test_list_from_a_tagged_str(elements):
+    """check_type_list splits a str; str.split gives an empty str (tagged too) as it is."""
+    spec = {"e": {"type": "list", **({"elements": elements} if elements else {})},
+            "d": {"type": "list", "default": _origin("", 1)}}
+    for value in ["", "a", "a,", ",b", "a,b"]:
+        before = native_count()
+        _compare_tagged(spec, {"e": _origin(value, 2)})
+        assert native_count() == before + 1

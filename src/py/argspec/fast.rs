@@ -546,7 +546,7 @@ impl ArgspecFastPath {
             // As a set, as ansible-core adds each group: the result set's order follows.
             unsupported.call_method1(intern!(py, "update"), (paths,))?;
         }
-        let no_log = PySet::new(py, &out.no_log_values)?;
+        let no_log = PySet::new(py, out.no_log_values.iter().map(|v| &v.text))?;
         let warnings = PyList::empty(py);
         for (option, alias) in &out.alias_warnings {
             let warning = PyDict::new(py);
