@@ -12,8 +12,9 @@ In a process started as an ansible command it reads ``accel_integration.json`` b
   accelerator was installed then;
 - in the run with the accelerator on, points ``ANSIBLE_ACCEL_STATS`` at a file of its own in that
   directory and, with the ``install`` route, calls ``ansible_accel.install()`` before the command
-  imports anything, as the ``ansible-accel ANSIBLE-COMMAND`` wrapper does.  (With the
-  ``callback`` route the tree's ``integration.cfg`` enables the callback plugin instead.)
+  imports anything, as the ``ansible-accel ANSIBLE-COMMAND`` wrapper does; with the ``callback``
+  route it sets the environment variables that enable the callback plugin instead (the
+  ansible.cfg route: ansible-test's own ``ANSIBLE_CALLBACKS_ENABLED`` hides an ansible.cfg's list).
 
 Any other process (modules, ansible-test's own helpers) returns after one basename lookup.
 """
@@ -64,6 +65,22 @@ def _at_exit(path, record):
     _write(path, record)
 
 
+def _add_to_list(name, value, separator):
+    """``value`` added to the list in environment variable ``name`` (made if unset)."""
+    current = os.environ.get(name, "")
+    items = [item.strip() for item in current.split(separator) if item.strip()]
+    if value not in items:
+        os.environ[name] = separator.join([*items, value])
+
+
+def _enable_callback(plugin_dir):
+    """The environment variables ``ansible-accel config`` prints, added to any lists the
+    target set (ansible-test itself sets ``ANSIBLE_CALLBACKS_ENABLED=junit``)."""
+    _add_to_list("ANSIBLE_CALLBACK_PLUGINS", plugin_dir, os.pathsep)
+    _add_to_list("ANSIBLE_CALLBACKS_ENABLED", "ansible_accel", ",")
+    os.environ.setdefault("ANSIBLE_LOAD_CALLBACK_PLUGINS", "True")
+
+
 def _main():
     command = _command()
     if command is None:
@@ -95,6 +112,8 @@ def _main():
             status = ansible_accel.install()
             record["installed_at_start"] = bool(status.get("installed"))
             record["reason"] = status.get("reason")
+        elif config["route"] == "callback":
+            _enable_callback(config["callback_plugins"])
     path = os.path.join(config["records"], f"process-{name}.json")
     _write(path, record)
     atexit.register(_at_exit, path, record)

@@ -17,10 +17,11 @@ switched on through ``<tree>/lib/sitecustomize.py`` (``integration_sitecustomize
 each process started as an ansible command it records the process and, when on, gives it
 its own ``ANSIBLE_ACCEL_STATS`` file and switches the accelerator on.  ``--route install``
 (the default) calls ``ansible_accel.install()`` at the start of every ansible command, as the
-``ansible-accel`` wrapper does; ``--route callback`` instead enables the callback plugin in
-the tree's ``test/integration/integration.cfg`` (the ansible.cfg route), which a target that
-sets its own ``ANSIBLE_CONFIG`` or ``ANSIBLE_CALLBACKS_ENABLED`` leaves out.  The records and
-stats prove which processes ran with it.
+``ansible-accel`` wrapper does; ``--route callback`` instead enables the callback plugin
+with the environment variables ``ansible-accel config`` prints, added to the lists already set
+(an ansible.cfg's ``callbacks_enabled`` would not do: ansible-test sets
+``ANSIBLE_CALLBACKS_ENABLED=junit`` for every target).  The records and stats prove which
+processes ran with it.
 
 Exit status 1 when a target that passes off does not pass on, or when "on" did not switch the
 accelerator on in the target's ansible commands; targets that fail off are reported only.
@@ -103,7 +104,6 @@ BIN_COMMANDS = {
 TEST_CLI_STUB = "test/lib/ansible_test/_util/target/cli/ansible_test_cli_stub.py"
 HOOK_SOURCE = os.path.join(HERE, "integration_sitecustomize.py")
 HOOK_CONFIG = "accel_integration.json"
-INTEGRATION_CFG = "test/integration/integration.cfg"
 
 MODES = ("off", "on")
 PASSED, FAILED, SKIPPED, TIMEOUT = "passed", "failed", "skipped", "timeout"
@@ -205,12 +205,9 @@ def tree_lock(tree: str):
 
 
 def write_hook(tree: str, config: dict | None) -> None:
-    """Put the hook and its configuration into the tree (``None``: take both out).  With the
-    callback route, the accelerator's ansible.cfg lines go into the tree's integration.cfg,
-    which ansible-test passes as ``ANSIBLE_CONFIG`` in place of its empty one."""
+    """Put the hook and its configuration into the tree's ``lib`` (``None``: take both out)."""
     lib = os.path.join(tree, "lib")
-    cfg = os.path.join(tree, INTEGRATION_CFG)
-    for path in (os.path.join(lib, "sitecustomize.py"), os.path.join(lib, HOOK_CONFIG), cfg):
+    for path in (os.path.join(lib, "sitecustomize.py"), os.path.join(lib, HOOK_CONFIG)):
         with contextlib.suppress(FileNotFoundError):
             os.remove(path)
     shutil.rmtree(os.path.join(lib, "__pycache__"), ignore_errors=True)
@@ -219,11 +216,19 @@ def write_hook(tree: str, config: dict | None) -> None:
     with open(os.path.join(lib, HOOK_CONFIG), "w") as handle:
         json.dump(config, handle)
     shutil.copyfile(HOOK_SOURCE, os.path.join(lib, "sitecustomize.py"))
-    if config["mode"] == "on" and config["route"] == "callback":
-        from ansible_accel._cli import config_lines
 
-        with open(cfg, "w") as handle:
-            handle.write(config_lines())
+
+def hook_config(mode: str, route: str, records: str) -> dict:
+    import ansible_accel
+    from ansible_accel._cli import ANSIBLE_COMMANDS
+
+    return {
+        "mode": mode,
+        "route": route,
+        "records": records,
+        "install_commands": sorted(ANSIBLE_COMMANDS),
+        "callback_plugins": os.path.join(os.path.dirname(ansible_accel.__file__), "ansible_plugins", "callback"),
+    }
 
 
 # --- which targets ---------------------------------------------------------------------------
@@ -281,12 +286,9 @@ def ansible_test_environment(python_dir: str) -> dict[str, str]:
 
 
 def run_target(tree: str, target: str, mode: str, python: str, options: argparse.Namespace, logs: str) -> dict:
-    from ansible_accel._cli import ANSIBLE_COMMANDS
-
     records = tempfile.mkdtemp(prefix=f"accel-integration-{target}-{mode}-")
     try:
-        write_hook(tree, {"mode": mode, "route": options.route, "records": records,
-                          "install_commands": sorted(ANSIBLE_COMMANDS)})  # fmt: skip
+        write_hook(tree, hook_config(mode, options.route, records))
         command = [sys.executable, os.path.join(tree, "bin", "ansible-test"), "integration",
                    "--local", "--python", python, "--color", "no", target]  # fmt: skip
         started, cpu_before = time.monotonic(), children_cpu()
@@ -400,7 +402,7 @@ def judge(row: dict) -> tuple[str, list[str]]:
     players = [p for p in on["processes"] if p.get("ran_plays")]
     if not any(accelerated(p) for p in players):
         problems.append(f"{target}: no ansible command ran plays with the accelerator on in the 'on' run")
-    elif on["route"] == "install":
+    else:
         missing = [p for p in players if not accelerated(p)]
         if missing:
             problems.append(f"{target}: {len(missing)} ansible command(s) ran plays without the accelerator: "

@@ -134,11 +134,6 @@ def test_install_route_needs_every_playbook_accelerated():
     assert verdict == "FAIL" and "1 ansible command(s) ran plays without the accelerator" in problems[0]
 
 
-def test_callback_route_accepts_targets_that_override_the_callbacks():
-    on = run(runner.PASSED, [process(), process(installed=False)], route="callback")
-    assert runner.judge(row(OFF_OK, on)) == ("ok", [])
-
-
 def test_off_must_be_reached_by_the_hook_and_stay_off():
     assert "no ansible command recorded" in runner.judge(row(run(runner.PASSED, []), ON_OK))[1][0]
     assert "installed in the 'off' run" in runner.judge(row(run(runner.PASSED, [process()]), ON_OK))[1][0]
@@ -163,25 +158,30 @@ def test_records_sum_the_stats_of_every_process(tmp_path):
     assert records["fallback"] == {"runner": {"runner starting": 2}}
 
 
-def _hook_run(tmp_path, argv0: str, mode: str, via_link: bool = False) -> list[dict]:
+def _hook_run(tmp_path, argv0: str, mode: str, via_link: bool = False, route: str = "install",
+              env: dict | None = None) -> list[dict]:
     """Run the hook as ``sitecustomize`` in a fresh interpreter whose argv[0] is ``argv0``
-    (with ``via_link``, a link of that name to ansible-test's injector script)."""
+    (with ``via_link``, a link of that name to ansible-test's injector script); its records,
+    each with the environment the command saw (``env_seen``)."""
     lib = tmp_path / "lib"
     records = tmp_path / "records"
     lib.mkdir()
     records.mkdir()
     (lib / "sitecustomize.py").write_text(open(runner.HOOK_SOURCE).read())
-    config = {"mode": mode, "route": "install", "records": str(records), "install_commands": []}
+    config = {"mode": mode, "route": route, "records": str(records), "install_commands": [],
+              "callback_plugins": "/plugins/callback"}  # fmt: skip
     (lib / runner.HOOK_CONFIG).write_text(json.dumps(config))
     script = tmp_path / "bin" / ("python.py" if via_link else argv0)
     script.parent.mkdir(exist_ok=True)
-    script.write_text("import os\nprint(os.environ.get('ANSIBLE_ACCEL_STATS', ''))\n")
+    script.write_text("import json, os\nprint(json.dumps(dict(os.environ)))\n")
     if via_link:
         os.symlink(script.name, tmp_path / "bin" / argv0)
         script = tmp_path / "bin" / argv0
-    env = dict(os.environ, PYTHONPATH=str(lib))
-    subprocess.run([sys.executable, str(script), "-i", "inv"], env=env, check=True, capture_output=True)
-    return [json.loads(p.read_text()) for p in sorted(records.glob("process-*.json"))]
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
+    completed = subprocess.run([sys.executable, str(script), "-i", "inv"], env={**clean, **(env or {}),
+                               "PYTHONPATH": str(lib)}, check=True, capture_output=True, text=True)  # fmt: skip
+    seen = json.loads(completed.stdout)
+    return [{**json.loads(p.read_text()), "env_seen": seen} for p in sorted(records.glob("process-*.json"))]
 
 
 def test_the_hook_records_ansible_commands(tmp_path):
@@ -195,6 +195,26 @@ def test_the_hook_gives_each_command_its_own_stats_file_when_on(tmp_path):
     (record,) = _hook_run(tmp_path, "ansible", "on")
     assert os.path.dirname(record["stats"]) == str(tmp_path / "records")
     assert os.path.basename(record["stats"]).startswith("stats-")
+    assert record["env_seen"]["ANSIBLE_ACCEL_STATS"] == record["stats"]
+    assert "ANSIBLE_CALLBACKS_ENABLED" not in record["env_seen"]
+
+
+def test_the_callback_route_adds_to_the_lists_already_set(tmp_path):
+    env = {"ANSIBLE_CALLBACKS_ENABLED": "junit", "ANSIBLE_CALLBACK_PLUGINS": "/mine"}
+    (record,) = _hook_run(tmp_path, "ansible-playbook", "on", route="callback", env=env)
+    seen = record["env_seen"]
+    assert seen["ANSIBLE_CALLBACKS_ENABLED"] == "junit,ansible_accel"
+    assert seen["ANSIBLE_CALLBACK_PLUGINS"] == os.pathsep.join(["/mine", "/plugins/callback"])
+    assert seen["ANSIBLE_LOAD_CALLBACK_PLUGINS"] == "True"
+    assert record["installed_at_start"] is False
+
+
+def test_the_callback_route_sets_the_lists_when_unset(tmp_path):
+    (record,) = _hook_run(tmp_path, "ansible", "on", route="callback", env={"ANSIBLE_LOAD_CALLBACK_PLUGINS": "0"})
+    seen = record["env_seen"]
+    assert seen["ANSIBLE_CALLBACKS_ENABLED"] == "ansible_accel"
+    assert seen["ANSIBLE_CALLBACK_PLUGINS"] == "/plugins/callback"
+    assert seen["ANSIBLE_LOAD_CALLBACK_PLUGINS"] == "0"
 
 
 def test_the_hook_leaves_other_processes_alone(tmp_path):
@@ -232,18 +252,13 @@ def test_the_tree_is_a_source_checkout_with_its_own_bin(tmp_path):
     assert runner.source_tree("/nonexistent", "2.0.0", str(tmp_path / "cache")) == tree
 
 
-@pytest.mark.parametrize("mode, route, with_cfg", [("off", "install", False), ("on", "install", False),
-                                                   ("off", "callback", False), ("on", "callback", True)])  # fmt: skip
-def test_the_hook_goes_in_and_out(tmp_path, mode, route, with_cfg):
+def test_the_hook_goes_in_and_out(tmp_path):
     tree = tmp_path / "tree"
     (tree / "lib").mkdir(parents=True)
-    (tree / "test" / "integration").mkdir(parents=True)
-    runner.write_hook(str(tree), {"mode": mode, "route": route, "records": "/r", "install_commands": []})
+    runner.write_hook(str(tree), runner.hook_config("on", "install", "/r"))
     assert (tree / "lib" / "sitecustomize.py").read_text() == open(runner.HOOK_SOURCE).read()
-    assert json.loads((tree / "lib" / runner.HOOK_CONFIG).read_text())["mode"] == mode
-    cfg = tree / runner.INTEGRATION_CFG
-    assert cfg.exists() == with_cfg
-    if with_cfg:
-        assert "callbacks_enabled = ansible_accel" in cfg.read_text()
+    config = json.loads((tree / "lib" / runner.HOOK_CONFIG).read_text())
+    assert config["mode"] == "on" and "ansible-playbook" in config["install_commands"]
+    assert os.path.isfile(os.path.join(config["callback_plugins"], "ansible_accel.py"))
     runner.write_hook(str(tree), None)
-    assert sorted(os.listdir(tree / "lib")) == [] and not cfg.exists()
+    assert os.listdir(tree / "lib") == []
