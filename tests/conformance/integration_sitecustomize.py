@@ -102,6 +102,7 @@ def _main():
         "route": config["route"],
         "stats": None,
         "installed_at_start": False,
+        "install_expected": False,
     }
     if config["mode"] == "on":
         record["stats"] = os.path.join(config["records"], f"stats-{name}.json")
@@ -109,6 +110,7 @@ def _main():
         if config["route"] == "install" and command in config["install_commands"]:
             import ansible_accel
 
+            record["install_expected"] = True
             status = ansible_accel.install()
             record["installed_at_start"] = bool(status.get("installed"))
             record["reason"] = status.get("reason")

@@ -84,8 +84,8 @@ def test_skip_reason(tmp_path, aliases, is_root, expected):
 # --- judging the two runs --------------------------------------------------------------------
 
 
-def process(ran_plays=True, installed=True, command="ansible-playbook"):
-    return {"command": command, "argv": ["site.yml"], "ran_plays": ran_plays,
+def process(installed=True, command="ansible-playbook", ran_plays=True, expected=True):
+    return {"command": command, "argv": ["site.yml"], "ran_plays": ran_plays, "install_expected": expected,
             "installed_at_start": installed, "installed_at_exit": installed}  # fmt: skip
 
 
@@ -97,41 +97,53 @@ def row(off, on, skip=None):
     return {"target": "t", "skip": skip, "runs": {"off": off, "on": on}}
 
 
-OFF_OK = run(runner.PASSED, [process(installed=False)])
-ON_OK = run(runner.PASSED, [process(), process(ran_plays=False, installed=False, command="ansible-inventory")])
+OFF_OK = run(runner.PASSED, [process(installed=False, expected=False)])
+ON_OK = run(runner.PASSED, [process(), process(installed=False, command="ansible-vault", ran_plays=False,
+                                              expected=False)])  # fmt: skip
 
 
 def test_passing_both_ways_with_the_accelerator_on_is_ok():
-    assert runner.judge(row(OFF_OK, ON_OK)) == ("ok", [])
+    assert runner.judge(row(OFF_OK, ON_OK)) == ("ok", [], [])
 
 
 @pytest.mark.parametrize("on_outcome", [runner.FAILED, runner.TIMEOUT, runner.SKIPPED])
 def test_passing_off_and_not_on_fails(on_outcome):
-    verdict, problems = runner.judge(row(OFF_OK, run(on_outcome, ON_OK["processes"])))
+    verdict, problems, _ = runner.judge(row(OFF_OK, run(on_outcome, ON_OK["processes"])))
     assert verdict == "FAIL"
     assert problems == [f"t: passes off, {on_outcome} on"]
 
 
 @pytest.mark.parametrize("off_outcome", [runner.FAILED, runner.TIMEOUT])
 def test_failing_off_is_reported_not_failed(off_outcome):
-    assert runner.judge(row(run(off_outcome, []), run(runner.FAILED, []))) == (f"{off_outcome} off", [])
+    assert runner.judge(row(run(off_outcome, []), run(runner.FAILED, []))) == (f"{off_outcome} off", [], [])
 
 
 def test_excluded_by_ansible_test_or_by_the_runner_is_a_skip():
-    assert runner.judge(row(run(runner.SKIPPED, []), run(runner.SKIPPED, []))) == ("skipped by ansible-test", [])
-    assert runner.judge({"target": "t", "skip": "destructive", "runs": {}}) == ("skipped", [])
+    assert runner.judge(row(run(runner.SKIPPED, []), run(runner.SKIPPED, []))) == ("skipped by ansible-test", [], [])
+    assert runner.judge({"target": "t", "skip": "destructive", "runs": {}}) == ("skipped", [], [])
 
 
-def test_on_without_the_accelerator_proves_nothing():
-    verdict, problems = runner.judge(row(OFF_OK, run(runner.PASSED, [process(installed=False)])))
+@pytest.mark.parametrize("route", ["install", "callback"])
+def test_on_without_the_accelerator_proves_nothing(route):
+    on = run(runner.PASSED, [process(installed=False, expected=route == "install")], route=route)
+    verdict, problems, _ = runner.judge(row(OFF_OK, on))
     assert verdict == "FAIL"
-    assert "no ansible command ran plays with the accelerator on" in problems[0]
+    assert problems[-1] == "t: no ansible command had the accelerator on in the 'on' run"
 
 
-def test_install_route_needs_every_playbook_accelerated():
+def test_the_install_route_needs_every_command_it_wraps_installed():
     on = run(runner.PASSED, [process(), process(installed=False)])
-    verdict, problems = runner.judge(row(OFF_OK, on))
-    assert verdict == "FAIL" and "1 ansible command(s) ran plays without the accelerator" in problems[0]
+    verdict, problems, _ = runner.judge(row(OFF_OK, on))
+    assert verdict == "FAIL"
+    assert problems == ["t: 1 ansible command(s) did not install the accelerator: ansible-playbook site.yml"]
+
+
+def test_the_callback_route_notes_commands_that_never_switched_on():
+    on = run(runner.PASSED, [process(expected=False), process(installed=False, expected=False)], route="callback")
+    verdict, problems, notes = runner.judge(row(OFF_OK, on))
+    assert (verdict, problems) == ("ok", [])
+    assert notes == ["t: 1 ansible command(s) loaded the task queue manager without switching the accelerator "
+                     "on: ansible-playbook site.yml"]  # fmt: skip
 
 
 def test_off_must_be_reached_by_the_hook_and_stay_off():
@@ -159,7 +171,7 @@ def test_records_sum_the_stats_of_every_process(tmp_path):
 
 
 def _hook_run(tmp_path, argv0: str, mode: str, via_link: bool = False, route: str = "install",
-              env: dict | None = None) -> list[dict]:
+              env: dict | None = None, install_commands: tuple = ()) -> list[dict]:
     """Run the hook as ``sitecustomize`` in a fresh interpreter whose argv[0] is ``argv0``
     (with ``via_link``, a link of that name to ansible-test's injector script); its records,
     each with the environment the command saw (``env_seen``)."""
@@ -168,7 +180,7 @@ def _hook_run(tmp_path, argv0: str, mode: str, via_link: bool = False, route: st
     lib.mkdir()
     records.mkdir()
     (lib / "sitecustomize.py").write_text(open(runner.HOOK_SOURCE).read())
-    config = {"mode": mode, "route": route, "records": str(records), "install_commands": [],
+    config = {"mode": mode, "route": route, "records": str(records), "install_commands": list(install_commands),
               "callback_plugins": "/plugins/callback"}  # fmt: skip
     (lib / runner.HOOK_CONFIG).write_text(json.dumps(config))
     script = tmp_path / "bin" / ("python.py" if via_link else argv0)
@@ -189,6 +201,7 @@ def test_the_hook_records_ansible_commands(tmp_path):
     assert record["command"] == "ansible-playbook" and record["argv"] == ["-i", "inv"]
     assert record["stats"] is None
     assert record["ran_plays"] is False and record["installed_at_exit"] is False
+    assert record["install_expected"] is False
 
 
 def test_the_hook_gives_each_command_its_own_stats_file_when_on(tmp_path):
@@ -197,6 +210,19 @@ def test_the_hook_gives_each_command_its_own_stats_file_when_on(tmp_path):
     assert os.path.basename(record["stats"]).startswith("stats-")
     assert record["env_seen"]["ANSIBLE_ACCEL_STATS"] == record["stats"]
     assert "ANSIBLE_CALLBACKS_ENABLED" not in record["env_seen"]
+
+
+def test_the_install_route_switches_the_accelerator_on_in_the_commands_it_wraps(tmp_path):
+    (record,) = _hook_run(tmp_path, "ansible-playbook", "on", install_commands=("ansible-playbook",))
+    assert record["install_expected"] is True
+    assert record["installed_at_start"] is True and record["installed_at_exit"] is True
+    status = json.loads(open(record["stats"]).read())
+    assert status["installed"] is True
+
+
+def test_the_install_route_leaves_other_commands_alone(tmp_path):
+    (record,) = _hook_run(tmp_path, "ansible-vault", "on", install_commands=("ansible-playbook",))
+    assert record["install_expected"] is False and record["installed_at_start"] is False
 
 
 def test_the_callback_route_adds_to_the_lists_already_set(tmp_path):
