@@ -105,7 +105,7 @@ demo: $(VENV_DEMO)/$(ENV_STAMP) build
 # make bench: every hot path's benchmark on ansible-core 2.21 (py312) and 2.22 (py313) in one
 # run, engines that give rows on neither on 2.19 (py311).  E2E=1 adds the end-to-end playbooks
 # (make bench-e2e; left out by default: 30-60 minutes on 2 cores).  QUICK=1: small inputs, under
-# a minute.  Results: bench-results/results.json, results.md (the README's table), ratios.png.
+# a minute.  Results: bench-results/results.json, results.md (quoted in docs/benchmarks.md), ratios.png.
 BENCH_PYTHONS := --python "$(VENVS)/py312/bin/python" --python "$(VENVS)/py313/bin/python" \
                  --extra-python "$(VENVS)/py311/bin/python"
 E2E ?=
@@ -123,7 +123,7 @@ bench-check:
 # The end-to-end playbooks alone: modules.yml on 2.21 (the ansible==14.5.0 collections are in
 # py312), secrets.yml on 2.22; 20 hosts, 3 repeats of off / on / on+bytecode / on+runner /
 # mitogen (Mitogen on 2.21 only), a cProfile run (QUICK=1: 2 hosts, 1 repeat, no profile).
-# bench-results/e2e.json and benches/results/e2e.md (committed, the README quotes it); QUICK=1
+# bench-results/e2e.json and benches/results/e2e.md (committed, docs/benchmarks.md quotes it); QUICK=1
 # writes bench-results/e2e-quick.{json,md} instead.  Mitogen goes into py312 here, once: a
 # failed install leaves the benchmark to skip that mode and say why.
 MITOGEN := mitogen==0.3.54
