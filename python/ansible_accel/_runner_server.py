@@ -130,15 +130,14 @@ def _preloaded_files(source):
     return files
 
 
-def _script_mismatch(source):
+def _script_mismatch(source, at, params):
     """Why this script cannot run on what the runner preloaded, or None."""
-    at = source.rfind(_MAIN_CALL)
-    if at < 0 or source[:at] != _State.wrapper_head:
+    if at < 0 or at != len(_State.wrapper_head) or not source.startswith(_State.wrapper_head):
         return "not this controller's AnsiBallZ wrapper"
     tail = source[at:]
     if b"\nextensions={},\n" not in tail:
         return "AnsiBallZ extensions (coverage or a debugger)"
-    if _TRACEBACKS_ASKED.search(tail):
+    if _TRACEBACKS_ASKED.search(source[params[0]:params[1]] if params else tail):
         # A module's captured call stack would show the runner's frames below the script's.
         return "tracebacks asked for (ANSIBLE_DISPLAY_TRACEBACK)"
     start = tail.find(b"\nzip_data='")
@@ -395,6 +394,9 @@ class Server:
         fds = list(fds)
         if data[4:8] == b"AARC" and not fds:
             _keep_code(bytes(data[4:]))
+            return None, []
+        if data[4:8] == b"AARW" and not fds:
+            _keep_wrapper(bytes(data[4:]))
             return None, []
         if data[4:8] == b"AARV" and not fds:
             if len(_VERIFIED) < _VERIFIED_LIMIT:
@@ -674,13 +676,19 @@ def _run_script(request):
         except OSError:
             _exec_fresh(request, None, "script not readable")
         filename = os.path.abspath(script)
-    reason = _script_mismatch(source)
-    if reason is not None:
-        _exec_fresh(request, source if from_stdin else None, reason)
+    at = source.rfind(_MAIN_CALL)
+    params = _params_span(source, at)
+    code = _wrapper_code(source, at, params, filename)
+    if code is None:
+        reason = _script_mismatch(source, at, params)
+        if reason is not None:
+            _exec_fresh(request, source if from_stdin else None, reason)
     _enter_main(request, filename, from_stdin)
     main_module = sys.modules["__main__"]
     try:
-        code = compile(source, filename, "exec", dont_inherit=True)
+        if code is None:
+            code = compile(source, filename, "exec", dont_inherit=True)
+            _report_wrapper(source, at, params, code)
         exec(code, vars(main_module))
     except SystemExit as ex:
         status = _system_exit_status(ex)
@@ -880,6 +888,168 @@ def _retarget(payload_zip):
                     locations[:] = [payload_zip + p[len(old):] if p.startswith(old + "/") else p for p in locations]
 
 
+# --- compiled wrapper scripts, kept by the runner ----------------------------------------------
+# A wrapper script is this controller's wrapper code, then the call with the payload's values, one
+# per line: the module's name, its serialization profile, the payload's date, its arguments as
+# ``params='<JSON>'``, and the payload zip (the bulk of the script).  The same module's scripts
+# differ in their arguments only, and compiling one costs as much as a small module's run.  A
+# child that compiles a script (after the script passed every check) sends the code to the
+# runner, keyed by the script with its arguments' literal cut out and that literal's length.  A
+# later script with the same key compiles to that code with one constant, the arguments string,
+# replaced: its source differs in that literal only, and the literal has the same length, so
+# the same bytecode, line table and every other constant follow.  Where the arguments string
+# could share its object with another constant of the script (an equal string), or would be
+# interned (identifier characters only), the script is compiled as usual.
+
+_WRAPPERS = {}  # (text before the arguments, text after them, literal's length) -> (code, slot, other strings)
+_WRAPPERS_LIMIT = 32
+
+
+def _params_span(source, at):
+    """Where the arguments' string literal is in a wrapper script (start, end), or None."""
+    if at < 0:
+        return None
+    start = source.find(b"\nparams=", at)
+    if start < 0:
+        return None
+    start += len(b"\nparams=")
+    end = source.find(b"\n", start) - 1
+    if end < start + 2 or source[end:end + 1] != b"," or source[start:start + 1] not in (b"'", b'"'):
+        return None
+    if source[end - 1:end] != source[start:start + 1]:
+        return None
+    return start, end
+
+
+def _literal_value(literal):
+    """The str a repr'd string literal stands for, or None."""
+    if b"\\" not in literal and literal[:1] == b"'" and b"'" not in literal[1:-1]:
+        try:
+            return literal[1:-1].decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    try:
+        value = eval(compile(literal, "<params>", "eval", dont_inherit=True), {"__builtins__": {}})  # noqa: S307 - a string literal of the script the child runs anyway
+    except Exception:  # noqa: BLE001
+        return None
+    return value if type(value) is str else None
+
+
+def _name_chars_only(value):
+    return value.isascii() and value.replace("_", "a").isalnum()
+
+
+def _strings_of(code, skip=None):
+    """Every str constant of a code object and those nested in it, but co_consts[skip]."""
+    code_type = type(code)
+    found = set()
+    for index, const in enumerate(code.co_consts):
+        if index == skip:
+            continue
+        if type(const) is str:
+            found.add(const)
+        elif type(const) is code_type:
+            found |= _strings_of(const)
+        elif type(const) in (tuple, frozenset):
+            found.update(c for c in const if type(c) is str)
+    return found
+
+
+def _code_shape(code):
+    """Everything of a code object that compiling its source determines, nested ones included."""
+    code_type = type(code)
+    return (
+        code.co_code, code.co_linetable, code.co_exceptiontable, code.co_names, code.co_varnames,
+        code.co_cellvars, code.co_freevars, code.co_filename, code.co_name, code.co_qualname,
+        code.co_firstlineno, code.co_flags, code.co_argcount, code.co_posonlyargcount,
+        code.co_kwonlyargcount, code.co_stacksize, code.co_nlocals,
+        tuple(_code_shape(c) if type(c) is code_type else (type(c), c) for c in code.co_consts),
+    )
+
+
+def _wrapper_key(source, at, params):
+    start, end = params
+    return source[at:start], source[end:], end - start
+
+
+def _wrapper_code(source, at, params, filename):
+    """The code of a script whose template the runner keeps, or None."""
+    if params is None or not _WRAPPERS or at != len(_State.wrapper_head):
+        return None
+    kept = _WRAPPERS.get(_wrapper_key(source, at, params))
+    if kept is None or not source.startswith(_State.wrapper_head):
+        return None
+    literal = source[params[0]:params[1]]
+    if _TRACEBACKS_ASKED.search(literal):
+        return None
+    value = _literal_value(literal)
+    if value is None or value in kept[2] or _name_chars_only(value):
+        return None
+    code, slot, _others = kept
+    consts = list(code.co_consts)
+    consts[slot] = value
+    return _rename(code.replace(co_consts=tuple(consts)), filename)
+
+
+def _wrapper_template(code, params_value):
+    """(slot of the arguments string in co_consts, the code's other strings), or None."""
+    if params_value is None or _name_chars_only(params_value):
+        return None
+    slots = [i for i, c in enumerate(code.co_consts) if type(c) is str and c == params_value]
+    if len(slots) != 1:
+        return None
+    others = frozenset(_strings_of(code, slots[0]))
+    if params_value in others:
+        return None
+    return slots[0], others
+
+
+def _report_wrapper(source, at, params, code):
+    import marshal
+
+    if params is None:
+        return
+    template = _wrapper_template(code, _literal_value(source[params[0]:params[1]]))
+    if template is not None:
+        try:
+            _report(b"AARW", marshal.dumps((*_wrapper_key(source, at, params), code, template[0])))
+        except ValueError:
+            pass
+
+
+def _keep_wrapper(body):
+    import marshal
+
+    try:
+        before, after, length, code, slot = marshal.loads(body[4:])
+    except (ValueError, TypeError, EOFError):
+        return
+    if not (type(before) is bytes and type(after) is bytes and type(length) is int and type(slot) is int
+            and type(code) is type(_keep_wrapper.__code__) and before.startswith(_MAIN_CALL)
+            and 0 <= slot < len(code.co_consts) and type(code.co_consts[slot]) is str):
+        return
+    template = _wrapper_template(code, code.co_consts[slot])
+    if template is None or template[0] != slot or length < 4:
+        return
+    # A script of this key with other arguments must compile to the code with that one constant
+    # replaced (nothing else in it is the arguments string): compile one and compare.
+    other = "{" + "~" * (length - 4) + "}"
+    if other in template[1]:
+        return
+    source = _State.wrapper_head + before + ("'" + other + "'").encode() + after
+    try:
+        compiled = compile(source, code.co_filename, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return
+    consts = list(code.co_consts)
+    consts[slot] = other
+    if _code_shape(compiled) != _code_shape(code.replace(co_consts=tuple(consts))):
+        return
+    if len(_WRAPPERS) >= _WRAPPERS_LIMIT:
+        del _WRAPPERS[next(iter(_WRAPPERS))]  # the oldest
+    _WRAPPERS[(before, after, length)] = (code, slot, template[1])
+
+
 # --- compiled code of payload files, kept by the runner ---------------------------------------
 # A payload's files that the runner did not preload are compiled in each child that imports
 # them.  A child that compiles one sends the code to the runner, which keeps it for the next
@@ -945,7 +1115,10 @@ def _keep_code(body):
 
     if len(_CODE) >= _CODE_LIMIT:
         return
-    member, source, code = marshal.loads(body[4:])
+    try:
+        member, source, code = marshal.loads(body[4:])
+    except (ValueError, TypeError, EOFError):
+        return
     if isinstance(member, str) and isinstance(source, bytes) and type(code) is type(_keep_code.__code__):
         _CODE[member] = (source, code)
 

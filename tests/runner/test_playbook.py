@@ -55,7 +55,8 @@ _NAMES = [
 # number (and its process group: the runner's, see docs/runner.md), the work directory's inode.
 _VOLATILE_KEYS = {"_original_basename",  # a random temporary file's name for copy's content (2.19)
                   "start", "end", "delta", "ansible_job_id", "results_file", "started", "finished", "duration",
-                  "pid", "random", "pgrp", "sid", "atime", "ctime", "mtime", "inode", "version"}
+                  "pid", "random", "pgrp", "sid", "atime", "ctime", "mtime", "inode", "version",
+                  "wrapper_code"}  # a digest of the script, which differs between two playbook runs
 
 
 def _normalise(value):
