@@ -1,0 +1,319 @@
+"""Module-side paths: native argument validation and ``no_log`` scrubbing inside the modules a
+warm runner runs.
+
+A module validates its arguments and scrubs its ``no_log`` values itself, with the
+``ansible.module_utils`` its payload carries.  A warm runner (``_runner_server``) has imported
+those module_utils once, from its probe payload, before it forks a child per module; the
+children run on those very module objects (the runner checks each payload's files against
+them by content).  ``install()``, called by the runner once after its probe, replaces
+``ArgumentSpecValidator.validate`` (with ``arg_spec.set_fallbacks``) and, on ansible-core
+2.19-2.21, ``remove_values``, ``sanitize_keys`` and ``heuristic_log_sanitize`` in those
+preloaded modules with the same native paths the controller uses (``_integrations.argspec``
+and ``_integrations.no_log``, through their own ``plan()``), so every child inherits them.
+``flush()``, called by a child just before it ends, appends its counts as one JSON line to
+``SOCKET.modside`` in the runner's directory; the controller adds them up (``status()``).
+
+The runner loads this file by path (it cannot import a package of its own), so it uses the
+standard library only at import.  It switches the paths on only when:
+
+- ``ANSIBLE_ACCEL_MODULE_SIDE`` is not ``0``/``false``/``no``/``off``;
+- the runner's interpreter can import ``ansible_accel`` (found on its own ``sys.path``) and
+  that install carries this very file (the same build);
+- that interpreter's installed ansible-core is the payload's version (the ``__version__`` of
+  the payload's generated ``ansible/__init__.py``), one the accelerator supports, and has,
+  byte for byte, the module_utils files the probe preloaded.
+
+What it imports to do so leaves no trace a module could see: ``ansible_accel``'s modules are
+imported under a package object of its own (the package's ``__init__`` is not run: it would
+import the installed ansible-core rather than the payload's), and every module name, path
+importer cache entry and warning filter added meanwhile is taken out again before the first
+fork.  The patched functions keep their own modules' globals.
+"""
+
+import sys
+
+ENV = "ANSIBLE_ACCEL_MODULE_SIDE"
+RECORD_SUFFIX = ".modside"
+PATHS = ("argspec", "no_log")
+_OFF = ("0", "false", "no", "off")
+_PACKAGE = "ansible_accel"
+# Files of ansible_accel the module-side paths run: imported in the runner, so an install
+# of the package that lacks one cannot serve.
+_USED = ("_counters.py", "_activation.py", "argspec.py", "no_log.py", "_integrations/argspec.py",
+         "_integrations/no_log.py")
+
+
+class _State:
+    reason = "not installed"  # why the paths are not used in this runner; None once they are
+    counters = None  # ansible_accel._counters as loaded in the runner (the patched code's)
+    record = ""  # SOCKET.modside
+    dumps = None  # json.dumps, held: a child must not import anything as it ends
+    patched = ()  # (path, number of objects replaced)
+
+
+def switched_off(environ=None):
+    """The reason ``ANSIBLE_ACCEL_MODULE_SIDE`` switches the paths off, or None."""
+    import os
+
+    value = (os.environ if environ is None else environ).get(ENV)
+    if value is not None and value.strip().lower() in _OFF:
+        return f"switched off by {ENV}={value}"
+    return None
+
+
+def install(preloaded, preloaded_files, socket_path):
+    """In the runner, once its probe has preloaded the payload's module_utils (``preloaded``:
+    their module names; ``preloaded_files``: payload member -> (crc32, size) of their files).
+    Never raises: a failure leaves the modules as shipped, with the reason."""
+    import json
+
+    _State.record, _State.dumps = socket_path + RECORD_SUFFIX, json.dumps
+    reason = switched_off()
+    if reason is not None:
+        _State.reason = reason
+        return
+    kept = _Kept()
+    try:
+        _State.reason = _install(frozenset(preloaded), dict(preloaded_files))
+    except Exception as ex:  # noqa: BLE001 - never stop the runner: the modules run as shipped
+        _State.reason = f"could not switch on: {type(ex).__name__}: {ex}"
+    finally:
+        kept.restore()
+
+
+def flush():
+    """In a child, as it ends: its counts, one line appended to ``SOCKET.modside``.  Never
+    raises, imports nothing."""
+    if not _State.record or _State.dumps is None:
+        return
+    if _State.counters is not None:
+        snapshot = _State.counters.snapshot()
+        entry = {"paths": {path: snapshot[path] for path in PATHS}}
+    elif _State.reason is not None and not _State.reason.startswith("switched off"):
+        entry = {"unused": _State.reason}
+    else:
+        return
+    try:
+        _append(_State.record, _State.dumps(entry, sort_keys=True).encode() + b"\n")
+    except Exception:  # noqa: BLE001 - counters are advisory; never fail a module over them
+        pass
+
+
+def _append(path, line):
+    import os
+
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    try:
+        os.write(fd, line)
+    finally:
+        os.close(fd)
+
+
+class _Kept:
+    """What importing may change that a module could see, restored as it was."""
+
+    def __init__(self):
+        self.modules = set(sys.modules)
+        self.path = list(sys.path)
+        self.meta_path = list(sys.meta_path)
+        self.path_hooks = list(sys.path_hooks)
+        self.importer_cache = set(sys.path_importer_cache)
+        warnings = sys.modules.get("warnings")
+        self.filters = list(warnings.filters) if warnings is not None else None
+        # Attributes a submodule import sets on an already imported package.
+        self.attributes = {name: set(vars(module)) for name, module in sys.modules.items()
+                           if hasattr(module, "__path__") and hasattr(module, "__dict__")}
+
+    def restore(self):
+        for name in [n for n in sys.modules if n not in self.modules]:
+            del sys.modules[name]
+        sys.path[:] = self.path
+        sys.meta_path[:] = self.meta_path
+        sys.path_hooks[:] = self.path_hooks
+        for key in [k for k in sys.path_importer_cache if k not in self.importer_cache]:
+            del sys.path_importer_cache[key]
+        warnings = sys.modules.get("warnings")
+        if self.filters is not None and warnings is not None and warnings.filters != self.filters:
+            warnings.filters[:] = self.filters
+            warnings._filters_mutated()
+        for name, names in self.attributes.items():
+            module = sys.modules.get(name)
+            if module is None:
+                continue
+            namespace = vars(module)
+            for key in [k for k in namespace if k not in names and type(namespace[k]) is type(sys)]:
+                del namespace[key]
+
+
+def _install(preloaded, preloaded_files):
+    """Switch the paths on; None, or the reason they stay off."""
+    import os
+
+    for needed in ("ansible.module_utils.basic", "ansible.module_utils.common.arg_spec"):
+        if needed not in preloaded:
+            return f"{needed} not preloaded"
+    finder = sys.modules["_frozen_importlib_external"].PathFinder
+    spec = finder.find_spec(_PACKAGE, sys.path)
+    locations = list(getattr(spec, "submodule_search_locations", None) or ())
+    if not locations:
+        return "ansible-accel not importable by this interpreter"
+    package_dir = locations[0]
+    if not _same_file(os.path.join(package_dir, "_runner_modside.py"), __file__):
+        return "this interpreter's ansible-accel is another build"
+    if not all(os.path.isfile(os.path.join(package_dir, name)) for name in _USED):
+        return "this interpreter's ansible-accel lacks the module-side files"
+    version = _core_version_of(finder, preloaded_files)
+    if version.startswith("!"):
+        return version[1:]
+    package = _package(package_dir)
+    sys.modules[_PACKAGE] = package
+    before = {n for n in sys.modules if n.partition(".")[0] == "ansible"}
+    activation = __import__(f"{_PACKAGE}._activation", fromlist=["_"])
+    # The payload's ansible-core: what the patched code asks _activation for (its own copy,
+    # here, of the module), not an import of ``ansible.release`` (which the payload lacks).
+    activation.core_version = lambda: version
+    unsupported = activation.version_support(version)
+    if unsupported is not None:
+        return unsupported
+    counters = __import__(f"{_PACKAGE}._counters", fromlist=["_"])
+    patched = []
+    for path in PATHS:
+        integration = __import__(f"{_PACKAGE}._integrations.{path}", fromlist=["_"])
+        try:
+            patches = integration.plan()
+        except activation.Unavailable:
+            continue  # e.g. no_log on 2.22: off there on the controller too
+        applied = []
+        try:
+            for patch in patches:
+                applied.append(activation._apply(patch))
+        except BaseException:
+            for item in reversed(applied):
+                activation._revert(item)
+            raise
+        patched.append((path, len(applied)))
+    imported = {n for n in sys.modules if n.partition(".")[0] == "ansible"} - before
+    if imported:
+        # Nothing may come from anywhere but the payload's preloaded modules.
+        raise RuntimeError(f"imported {sorted(imported)} outside the payload")
+    _State.counters, _State.patched = counters, tuple(patched)
+    return None
+
+
+def _same_file(path, other):
+    try:
+        with open(path, "rb") as first, open(other, "rb") as second:
+            return first.read() == second.read()
+    except OSError:
+        return False
+
+
+# Package files AnsiBallZ writes itself into every payload (``extend_path`` and the version).
+_GENERATED = frozenset({"ansible/__init__.py", "ansible/module_utils/__init__.py"})
+
+
+def _core_version_of(finder, preloaded_files):
+    """The payload's ansible-core version when this interpreter's installed ansible-core is
+    that version and has the files the probe preloaded (each member's CRC-32 and size), else
+    ``"!" + why``."""
+    import os
+    import re
+    import zlib
+
+    version = getattr(sys.modules.get("ansible"), "__version__", None)
+    if not isinstance(version, str):
+        return "!the payload names no ansible-core version"
+    spec = finder.find_spec("ansible", sys.path)
+    locations = [p for p in (getattr(spec, "submodule_search_locations", None) or ()) if os.path.isdir(p)]
+    if not locations:
+        return "!ansible-core not installed for this interpreter"
+    try:
+        with open(os.path.join(locations[0], "release.py"), encoding="utf-8") as handle:
+            found = re.search(r"""^__version__\s*=\s*['"]([^'"]+)['"]""", handle.read(), re.M)
+    except OSError:
+        found = None
+    if found is None or found[1] != version:
+        return "!this interpreter's ansible-core is another version than the payload's"
+    root = os.path.dirname(locations[0])
+    members = [m for m in preloaded_files if m not in _GENERATED]
+    if not members:
+        return "!no preloaded module_utils files to compare"
+    for member in members:
+        crc, size = preloaded_files[member]
+        try:
+            with open(os.path.join(root, member), "rb") as handle:
+                data = handle.read()
+        except OSError:
+            return f"!{member} not in this interpreter's ansible-core"
+        if len(data) != size or zlib.crc32(data) != crc:
+            return f"!{member} differs from this interpreter's ansible-core"
+    return version
+
+
+def _package(directory):
+    """A package object for ``ansible_accel`` whose ``__init__`` is not run."""
+    bootstrap = sys.modules["_frozen_importlib"]
+    package = type(sys)(_PACKAGE)
+    package.__spec__ = bootstrap.ModuleSpec(_PACKAGE, None, is_package=True)
+    package.__spec__.submodule_search_locations = [directory]
+    package.__path__ = [directory]
+    package.__package__ = _PACKAGE
+    package.__file__ = None
+    return package
+
+
+# --- in the controller: the counts of the runners' children -----------------------------------
+
+
+def status(rundir, runner_active):
+    """``status()["module_side"]``: whether module runs in warm runners use the paths, and
+    their counts so far, read from ``*.modside`` in ``rundir`` (this controller's runners)."""
+    reason = switched_off()
+    if reason is None and not runner_active:
+        reason = "the runner path is off"
+    result = {"active": reason is None, "reason": reason, "modules": 0, "fallback": {}}
+    for path in PATHS:
+        result[path] = {"native": 0, "fallback": {}}
+    for entry in _entries(rundir):
+        result["modules"] += 1
+        if "unused" in entry:
+            why = str(entry["unused"])
+            result["fallback"][why] = result["fallback"].get(why, 0) + 1
+            continue
+        for path, counts in (entry.get("paths") or {}).items():
+            if path not in PATHS or not isinstance(counts, dict):
+                continue
+            into = result[path]
+            into["native"] += int(counts.get("native", 0))
+            for key in ("fallback", "events"):
+                for name, n in (counts.get(key) or {}).items():
+                    bucket = into.setdefault(key, {})
+                    bucket[name] = bucket.get(name, 0) + int(n)
+    return result
+
+
+def _entries(rundir):
+    import json
+    import os
+
+    if not rundir:
+        return
+    try:
+        names = sorted(os.listdir(rundir))
+    except OSError:
+        return
+    for name in names:
+        if not name.endswith(RECORD_SUFFIX):
+            continue
+        try:
+            with open(os.path.join(rundir, name), "rb") as handle:
+                lines = handle.read().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(entry, dict):
+                yield entry
