@@ -60,3 +60,19 @@ def test_differences_are_reported():
     assert found == ["h1: task 't': .result.rc: 0 (off) != 1 (on)"]
     printed = run_demo.differences(off, run_demo.Run(0, 1.0, 1.0, "failed: [h1]\n", same))
     assert len(printed) == 1 and printed[0].startswith("printed output differs")
+
+
+def test_cpu_counts_processes_that_outlive_their_parent(tmp_path):
+    """A process started in a session of its own by a child that then exits (as a worker
+    starts a warm runner) is counted: its CPU time is in the run's."""
+    spin = "import time\nend = time.process_time() + 0.5\nwhile time.process_time() < end: pass\n"
+    starter = (
+        "import subprocess, sys\n"
+        f"subprocess.Popen([sys.executable, '-c', {spin!r}], start_new_session=True)\n"
+    )  # exits at once, without waiting for the spinning process
+    run = run_demo.run_ansible([sys.executable, "-c", starter], dict(os.environ), str(tmp_path))
+    assert run.returncode == 0, run.output
+    assert run.subreaper, "this process could not be made a child subreaper"
+    assert [o.kind for o in run.outlived.orphans] == ["other"], run.outlived
+    assert run.outlived.orphans[0].cpu >= 0.45, run.outlived
+    assert run.cpu >= 0.45, run  # the spinning process is in the run's CPU time
