@@ -27,6 +27,8 @@ MAX_RUNNERS = 8
 START_AFTER = 2  # module runs that go the ordinary way before a runner is started for them
 PROBE_MODULE = "ansible_accel_runner_probe"
 _MAIN_CALL = b'\n\n\nif __name__ == "__main__":\n    _ansiballz_main(\n'
+FALLBACKS_ROOM = 64 * 1024  # bytes kept for a runner's fallback lines: a thousand lines or so
+_FALLOC_FL_KEEP_SIZE = 1
 
 
 class _Pool:
@@ -100,9 +102,13 @@ def _install_client(base: str, binary: bytes) -> str:
         return path
     temporary = f"{path}.{os.getpid()}.tmp"
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o700)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(binary)
-    os.replace(temporary, path)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(binary)
+        os.replace(temporary, path)
+    except BaseException:
+        _remove(temporary)  # a part written to a full disk would hold its space for good
+        raise
     probe = subprocess.run([path, "--probe"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=10)
     if probe.returncode != 0 or not probe.stdout.startswith(b"ansible-accel-run 1"):
         raise OSError(f"the runner client does not run here ({probe.returncode}: {probe.stderr[:200]!r})")
@@ -163,6 +169,16 @@ def runner_key(interpreter: str, env: dict[str, str]) -> str:
 def runner_socket(interpreter: str, env: dict[str, str], script: bytes) -> tuple[str | None, str | None]:
     """(socket path, None) when a runner serves this interpreter and environment; else
     (None, why), having started the runner when there was none."""
+    try:
+        return _runner_socket(interpreter, env, script)
+    except OSError as ex:
+        # The directory takes no more files or data (a full disk, no inode left, a quota), or
+        # the runner's process cannot be made: this module goes the ordinary way; a later one
+        # tries again.
+        return None, f"runner could not start: {ex.strerror or type(ex).__name__}"
+
+
+def _runner_socket(interpreter: str, env: dict[str, str], script: bytes) -> tuple[str | None, str | None]:
     rundir = _Pool.rundir
     if rundir is None or not _is_private_dir(rundir):
         return None, "runner directory not private"
@@ -206,20 +222,52 @@ def _seen_enough(sock: str) -> bool:
 
 def _spawn(interpreter: str, env: dict[str, str], script: bytes, sock: str, lock: int) -> None:
     probe = sock[: -len(".sock")] + ".probe"
-    _write_private(probe, probe_script(script))
-    _write_private(probe + ".env", b"\0".join(os.fsencode(k) + b"=" + os.fsencode(v) for k, v in env.items()))
-    lifeline_read = _Pool.lifeline[0]
-    log = sock[: -len(".sock")] + ".log"
-    process = subprocess.Popen(
-        [interpreter, RUNNER_SCRIPT, sock, str(lifeline_read), str(lock), probe, log],
-        # Pipes, as a module's own standard streams are, so the runner's sys.std* objects are
-        # made as theirs would be; nobody reads or writes the other ends.
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        pass_fds=(lifeline_read, lock), env=env, cwd="/", start_new_session=True,
-    )
+    try:
+        _reserve(sock + ".fallbacks", FALLBACKS_ROOM)
+        _write_private(probe, probe_script(script))
+        _write_private(probe + ".env", b"\0".join(os.fsencode(k) + b"=" + os.fsencode(v) for k, v in env.items()))
+        lifeline_read = _Pool.lifeline[0]
+        log = sock[: -len(".sock")] + ".log"
+        process = subprocess.Popen(
+            [interpreter, RUNNER_SCRIPT, sock, str(lifeline_read), str(lock), probe, log],
+            # Pipes, as a module's own standard streams are, so the runner's sys.std* objects are
+            # made as theirs would be; nobody reads or writes the other ends.
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            pass_fds=(lifeline_read, lock), env=env, cwd="/", start_new_session=True,
+        )
+    except BaseException:
+        for path in (probe, probe + ".env"):  # the runner removes them once it has read them
+            _remove(path)
+        raise
     for stream in (process.stdin, process.stdout, process.stderr):
         stream.close()
     _Pool.spawned.append(process)
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _reserve(path: str, size: int) -> None:
+    """Create ``path`` (the runner's and its clients' fallback lines) with ``size`` bytes of
+    the disk set aside beyond its end, so that the lines appended to it later are still
+    written, and counted, when the disk has filled up meanwhile.  Where space cannot be set
+    aside (not Linux, a file system without it, no space now), the file is only created."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    try:
+        import ctypes
+
+        fallocate = getattr(ctypes.CDLL(None, use_errno=True), "fallocate64", None)
+        if fallocate is not None:
+            fallocate.argtypes = (ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64)
+            fallocate(fd, _FALLOC_FL_KEEP_SIZE, os.fstat(fd).st_size, size)
+    except (OSError, AttributeError):
+        pass
+    finally:
+        os.close(fd)
 
 
 def _write_private(path: str, data: bytes) -> None:
