@@ -224,4 +224,18 @@ def status() -> dict:
     }
     for path, state in _paths.items():
         result[path] = {"active": state.active, "reason": state.reason, **counts[path]}
+    result["module_side"] = _module_side()
     return result
+
+
+def _module_side() -> dict:
+    """Argument validation and no_log scrubbing inside the modules warm runners run: whether
+    they are used, and the counts the modules of this controller's runners reported."""
+    import sys
+
+    from . import _runner_modside
+
+    pool = sys.modules.get(f"{__package__}._runner_pool")
+    if pool is None:
+        return _runner_modside.status(None, False)
+    return _runner_modside.status(pool._Pool.rundir, _paths["runner"].active, pool.RUNNER_SCRIPT)

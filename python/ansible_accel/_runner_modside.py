@@ -265,12 +265,28 @@ def _package(directory):
 # --- in the controller: the counts of the runners' children -----------------------------------
 
 
-def status(rundir, runner_active):
+_wired: dict = {}
+
+
+def loaded_by(runner_script):
+    """Whether the runner program ``runner_script`` loads this file (read once)."""
+    if runner_script not in _wired:
+        try:
+            with open(runner_script, "rb") as handle:
+                _wired[runner_script] = b"_runner_modside.py" in handle.read()
+        except OSError:
+            _wired[runner_script] = False
+    return _wired[runner_script]
+
+
+def status(rundir, runner_active, runner_script=None):
     """``status()["module_side"]``: whether module runs in warm runners use the paths, and
     their counts so far, read from ``*.modside`` in ``rundir`` (this controller's runners)."""
     reason = switched_off()
     if reason is None and not runner_active:
         reason = "the runner path is off"
+    if reason is None and runner_script is not None and not loaded_by(runner_script):
+        reason = "the runner does not load the module-side paths"
     result = {"active": reason is None, "reason": reason, "modules": 0, "fallback": {}}
     for path in PATHS:
         result[path] = {"native": 0, "fallback": {}}
