@@ -51,6 +51,7 @@ class _State:
     socket_module = None
     retarget_plan = ()
     current_zip = ""
+    kept_modules = frozenset()  # the start-up modules and the preloaded ones
 
 
 def _run_probe(probe_path):
@@ -94,6 +95,7 @@ def _preload(probe_path):
         if parent is not None and "_loader" in vars(parent):
             delattr(parent, "_loader")
     _State.preloaded = tuple(n for n in sys.modules if n not in _STARTUP_MODULES)
+    _State.kept_modules = _STARTUP_MODULES.union(_State.preloaded)
     _State.preloaded_files = _preloaded_files(source)
     _State.retarget_plan = _retarget_plan()
 
@@ -215,15 +217,16 @@ class Request:
             pos += 20
         if pos != len(body) or not self.argv:
             raise ValueError("malformed request")
+        self.named = None  # the environment's named entries, first of a key kept (by refusal())
 
     def environ(self):
         """The environment as the interpreter's os.environ would hold it: first entry of a
         key wins, entries without '=' skipped, LC_CTYPE coerced as the runner's was."""
-        env = {}
-        for entry in self.env:
-            key, sep, value = entry.partition(b"=")
-            if sep:
-                env.setdefault(key, value)
+        if self.named is None:
+            self.named = {}
+            for key, value in _env_pairs(self.env):
+                self.named.setdefault(key, value)
+        env = dict(self.named)
         if _State.coerced_ctype is not None:
             env[b"LC_CTYPE"] = _State.coerced_ctype
         return env
@@ -234,7 +237,7 @@ class Request:
             return "another interpreter"
         if len(self.argv) > 2 or (len(self.argv) == 2 and self.argv[1].startswith(b"-")):
             return "interpreter options or arguments"
-        env = {}
+        env = self.named = {}
         for entry in self.env:
             key, sep, value = entry.partition(b"=")
             if sep:
@@ -550,7 +553,8 @@ class _Child:
                 continue
             handler = _fresh_disposition(sig, request.ignored)
             try:
-                signal.signal(sig, handler)
+                if signal.getsignal(sig) is not handler:  # the runner's own, as Python set them
+                    signal.signal(sig, handler)
             except (OSError, ValueError):
                 pass
         signal.pthread_sigmask(signal.SIG_SETMASK, [s for s in range(1, 65) if request.blocked >> (s - 1) & 1])
@@ -748,7 +752,7 @@ def _finish(status):
     collect()
     # The script's namespace and the modules it imported from its payload, last first.
     payload = _State.current_zip + "/"
-    keep = set(_STARTUP_MODULES).union(_State.preloaded)
+    keep = _State.kept_modules
     ours = [n for n, m in sys.modules.items() if n == "__main__" or (
         n not in keep and _State.current_zip and (getattr(getattr(m, "__spec__", None), "origin", None) or "").startswith(payload))]
     for name in reversed(ours):
@@ -772,7 +776,7 @@ def _enter_main(request, filename, from_stdin):
     else:
         head = "" if from_stdin else os.path.dirname(os.path.realpath(filename))
         sys.path = [head, *_STARTUP_PATH_TAIL]
-    keep = set(_STARTUP_MODULES).union(_State.preloaded)
+    keep = _State.kept_modules
     for name in [n for n in sys.modules if n not in keep]:
         del sys.modules[name]
     main_module = type(sys)("__main__")

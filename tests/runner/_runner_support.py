@@ -103,7 +103,7 @@ class Runner:
             except OSError:
                 pass
         try:
-            self.process.wait(timeout=10)
+            self.process.wait(timeout=30)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
