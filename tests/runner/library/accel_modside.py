@@ -29,6 +29,7 @@ SPEC = dict(
     )),
     size=dict(type="bytes"),
     removed=dict(type="str", removed_in_version="9.0.0", removed_from_collection="ansible.builtin"),
+    repeat=dict(type="int", default=50),
 )
 
 
@@ -42,7 +43,7 @@ def main():
     params = module.params
     secrets = [s for s in (params["password"], params["token"], (params["nested"] or {}).get("secret")) if s]
     text = " ".join(f"value {s} and again {s}-{s}" for s in secrets)
-    blob = {f"key-{i}": {"text": text, "list": [text, i, None, True], s: i} for i, s in enumerate(secrets * 50)}
+    blob = {f"key-{i}": {"text": text, "list": [text, i, None, True], s: i} for i, s in enumerate(secrets * params["repeat"])}
     module.exit_json(
         changed=False,
         validated=params,
