@@ -72,11 +72,19 @@ def install(preloaded, preloaded_files, socket_path):
     if reason is not None:
         _State.reason = reason
         return
-    kept = _Kept()
     try:
-        _State.reason = _install(frozenset(preloaded), dict(preloaded_files))
+        kept = _Kept()
     except Exception as ex:  # noqa: BLE001 - never stop the runner: the modules run as shipped
         _State.reason = f"could not switch on: {type(ex).__name__}: {ex}"
+        return
+    applied = []  # (the _activation module, what it applied), to put back on a failure
+    try:
+        _State.reason = _install(frozenset(preloaded), dict(preloaded_files), applied)
+    except Exception as ex:  # noqa: BLE001 - never stop the runner: the modules run as shipped
+        _State.reason = f"could not switch on: {type(ex).__name__}: {ex}"
+        _State.counters = None
+        for activation, item in reversed(applied):
+            activation._revert(item)
     finally:
         kept.restore()
 
@@ -121,8 +129,8 @@ class _Kept:
         warnings = sys.modules.get("warnings")
         self.filters = list(warnings.filters) if warnings is not None else None
         # Attributes a submodule import sets on an already imported package.
-        self.attributes = {name: set(vars(module)) for name, module in sys.modules.items()
-                           if hasattr(module, "__path__") and hasattr(module, "__dict__")}
+        self.attributes = {name: set(module.__dict__) for name, module in sys.modules.items()
+                           if isinstance(module, type(sys)) and "__path__" in module.__dict__}
 
     def restore(self):
         for name in [n for n in sys.modules if n not in self.modules]:
@@ -135,17 +143,19 @@ class _Kept:
         warnings = sys.modules.get("warnings")
         if self.filters is not None and warnings is not None and warnings.filters != self.filters:
             warnings.filters[:] = self.filters
-            warnings._filters_mutated()
+            mutated = getattr(warnings, "_filters_mutated", None)
+            if mutated is not None:
+                mutated()
         for name, names in self.attributes.items():
             module = sys.modules.get(name)
             if module is None:
                 continue
-            namespace = vars(module)
+            namespace = module.__dict__
             for key in [k for k in namespace if k not in names and type(namespace[k]) is type(sys)]:
                 del namespace[key]
 
 
-def _install(preloaded, preloaded_files):
+def _install(preloaded, preloaded_files, applied):
     """Switch the paths on; None, or the reason they stay off."""
     import os
 
@@ -183,15 +193,9 @@ def _install(preloaded, preloaded_files):
             patches = integration.plan()
         except activation.Unavailable:
             continue  # e.g. no_log on 2.22: off there on the controller too
-        applied = []
-        try:
-            for patch in patches:
-                applied.append(activation._apply(patch))
-        except BaseException:
-            for item in reversed(applied):
-                activation._revert(item)
-            raise
-        patched.append((path, len(applied)))
+        for patch in patches:
+            applied.append((activation, activation._apply(patch)))
+        patched.append((path, len(patches)))
     imported = {n for n in sys.modules if n.partition(".")[0] == "ansible"} - before
     if imported:
         # Nothing may come from anywhere but the payload's preloaded modules.

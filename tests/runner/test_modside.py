@@ -39,7 +39,9 @@ TASKS = {
     "uri_type_error": "uri: {url: 'http://ms-uri.invalid/', url_password: ms-uri-secret, timeout: soon}",
     "user_choices": "user: {name: ms-user, password: ms-user-secret, state: bogus}",
 }
-ENV = dict(os.environ, ACCEL_MODSIDE_TOKEN="ms-env-token")
+# One hash secret for fresh interpreters and both runners' children: results that hold sets of
+# strings (2.22's _ansible_new_secrets) come out in one order.
+ENV = dict(os.environ, ACCEL_MODSIDE_TOKEN="ms-env-token", PYTHONHASHSEED="0")
 
 # The lines that make the runner load the module-side paths, for a copy of a runner program
 # that does not have them yet.
@@ -198,11 +200,15 @@ def test_module_runs_are_the_same_with_the_paths_on_off_and_fresh(runners, scrip
             assert paths["no_log"]["native"] >= 1 and paths["no_log"]["fallback"] == {}, (name, paths)
         else:  # 2.22 masks instead, and the no_log path is off there
             assert paths["no_log"]["native"] == 0, (name, paths)
-    # The outputs compared hold the validation errors and scrubbed values they are about.
+    # The outputs compared hold the validation errors and scrubbed values they are about (2.22
+    # leaves the no_log values to the controller's masking: the module names them to it).
     out = normalized(warm(on, scripts["type_error"])[1])
-    assert b"many" in out and b"ms-pw-four" not in out
+    assert b"many" in out and (b"ms-pw-four" not in out) == (core_minor < (2, 22))
     out = normalized(warm(on, scripts["options"])[1])
-    assert b"value ms-nested-two" not in out and b"value ******** and again" in out
+    if core_minor < (2, 22):
+        assert b"value ms-nested-two" not in out and b"value ******** and again" in out
+    else:
+        assert b"_ansible_new_secrets" in out
     assert b"bogus_option" in normalized(warm(on, scripts["stat_unsupported"])[1])
 
 
