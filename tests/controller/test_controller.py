@@ -71,6 +71,36 @@ def test_results_callbacks_and_output_are_the_same_waiting_on_events(tmp_path):
     assert controller["events"].get("woken by a result", 0) > 0 and not controller["fallback"]
 
 
+INVENTORY_PLAY = """\
+- name: changing the inventory
+  hosts: all
+  gather_facts: false
+  tasks:
+    - add_host: {name: "new{{ item }}", groups: made, ansible_connection: local}
+      loop: "{{ range(12) | list }}"
+    - group_by: {key: "by_{{ inventory_hostname }}"}
+
+- name: the hosts added
+  hosts: made:by_h1
+  gather_facts: false
+  tasks:
+    - debug: {msg: "{{ inventory_hostname }} in {{ group_names | sort }}"}
+"""
+
+
+def test_inventory_changes_from_workers_are_the_same_and_wake_the_loop(tmp_path, core_minor):
+    # ansible-core 2.21+: a worker's add_host and group_by wait on the strategy loop to apply them
+    polled = run(tmp_path, INVENTORY_PLAY, ["h1", "h2"], off=True)
+    waited = run(tmp_path, INVENTORY_PLAY, ["h1", "h2"], off=False)
+    assert (waited.results, waited.returncode) == (polled.results, polled.returncode) and waited.returncode == 0
+    assert _support.canonical_events(waited.events) == _support.canonical_events(polled.events)
+    assert _support.printed(waited.stdout) == _support.printed(polled.stdout)
+    assert "new11 in ['made']" in waited.stdout and "h1 in ['by_h1']" in waited.stdout
+    events = waited.stats["run"]["paths"]["controller"]["events"]
+    if core_minor >= (2, 21):
+        assert events.get("woken by an inventory request", 0) >= 12
+
+
 def test_a_result_wakes_the_waiting_loop_at_once():
     # The sleep the strategy calls returns when a result arrives, long before its longest wait.
     code = """
@@ -92,3 +122,29 @@ print(round(time.monotonic() - started, 3))
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert float(done.stdout) < 1.0
+
+
+def test_an_inventory_request_wakes_the_waiting_loop_at_once():
+    # A worker waits for its add_host or group_by to be applied by the strategy loop: the loop's
+    # sleep returns when the request is queued, long before its longest wait.
+    code = """
+import collections, queue, threading, time
+import ansible_accel
+ansible_accel.install()
+from ansible_accel._integrations import controller
+from ansible.plugins import strategy as strategy_module
+class Strategy:
+    _results = collections.deque()
+    _workers = []
+    _rpc_queue = queue.Queue()
+strategy = Strategy()
+controller._adopt(strategy)
+threading.Timer(0.02, strategy._rpc_queue.put, args=("request",)).start()
+started = time.monotonic()
+strategy_module.time.sleep(10)
+print(round(time.monotonic() - started, 3), strategy._rpc_queue.get_nowait())
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    waited, request = done.stdout.split()
+    assert float(waited) < 1.0 and request == "request"  # the request is left for the loop

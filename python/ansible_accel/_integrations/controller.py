@@ -7,8 +7,10 @@ slot is busy, ``_queue_task`` checks the workers, then ``time.sleep(0.0001)``.  
 hosts' slow tasks, that is a thousand wake-ups a second, each checking every worker.
 
 Here the ``time.sleep`` the strategy modules call returns as soon as something it waits for
-has happened — a result reached the strategy (its results thread appended one), or a worker
-process ended — and otherwise after at most ``MAX_WAIT`` seconds.  The loops around it are
+has happened — a result reached the strategy (its results thread appended one), a worker asked
+the controller to change the inventory (``add_host``, ``group_by``: ansible-core 2.21+ queues the
+request for the strategy loop and the worker waits for its answer), or a worker process ended —
+and otherwise after at most ``MAX_WAIT`` seconds.  The loops around it are
 ansible-core's own and do exactly what they did after each wake-up, in the same order: the same
 results processed, the same callbacks, the same dead-worker and termination checks; they only
 run less often for nothing.  Called from any other thread, or with no strategy running, the
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import collections
 import os
+import queue
 import threading
 import time
 import types
@@ -50,10 +53,27 @@ class _NotifyingDeque(collections.deque):
 
     def append(self, item) -> None:
         super().append(item)
-        try:
-            os.write(self._wake_fd, b"r")
-        except OSError:
-            pass  # the pipe is full: a wake-up is already pending
+        _wake(self._wake_fd, b"r")
+
+
+class _NotifyingQueue(queue.Queue):
+    """The strategy's queue of inventory requests from workers (ansible-core 2.21+); a request
+    put there (by the thread serving the workers' requests) wakes the waiting loop."""
+
+    def __init__(self, wake_fd: int) -> None:
+        super().__init__()
+        self._wake_fd = wake_fd
+
+    def put(self, item, block: bool = True, timeout: float | None = None) -> None:
+        super().put(item, block, timeout)
+        _wake(self._wake_fd, b"i")
+
+
+def _wake(fd: int, cause: bytes) -> None:
+    try:
+        os.write(fd, cause)
+    except OSError:
+        pass  # the pipe is full: a wake-up is already pending
 
 
 def plan() -> list[Patch]:
@@ -85,8 +105,15 @@ def _adopt(strategy) -> None:
     if type(results) is not collections.deque or not hasattr(strategy, "_workers"):
         _counters.fallback(PATH, "a strategy without ansible-core's results deque or workers")
         return
+    requests = getattr(strategy, "_rpc_queue", None)
+    if requests is not None and (type(requests) is not queue.Queue or requests.maxsize or not requests.empty()):
+        # a wait that such a request could not end would hold the worker that made it
+        _counters.fallback(PATH, "a strategy whose inventory request queue is not ansible-core's")
+        return
     read_end, write_end = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
     strategy._results = _NotifyingDeque(results, write_end)
+    if requests is not None:
+        strategy._rpc_queue = _NotifyingQueue(write_end)
     strategy._accel_wake = read_end
     weakref.finalize(strategy, _close, read_end, write_end)
     _current = weakref.ref(strategy)
@@ -111,8 +138,9 @@ def _time_view() -> types.ModuleType:
 def _sleep(seconds: float) -> None:
     strategy = _current() if _current is not None else None
     wake = getattr(strategy, "_accel_wake", None)
-    if wake is None or threading.current_thread() is not threading.main_thread() or strategy._results:
-        time.sleep(seconds)  # results already waiting: the loop goes on at once, as it would
+    if (wake is None or threading.current_thread() is not threading.main_thread() or strategy._results
+            or _requests_waiting(strategy)):
+        time.sleep(seconds)  # results or requests already waiting: the loop goes on at once, as it would
         return
     sentinels = {}
     for worker in strategy._workers:
@@ -121,15 +149,24 @@ def _sleep(seconds: float) -> None:
             sentinels[sentinel] = worker
     ready = mp_connection.wait([wake, *sentinels], timeout=max(seconds, MAX_WAIT))
     if wake in ready:
+        causes = b""
         try:
-            while os.read(wake, 4096):
-                pass
+            while chunk := os.read(wake, 4096):
+                causes += chunk
         except BlockingIOError:
             pass
-        _counters.extra(PATH, "woken by a result")
+        if b"i" in causes:
+            _counters.extra(PATH, "woken by an inventory request")
+        if b"r" in causes:
+            _counters.extra(PATH, "woken by a result")
     elif ready:
         _counters.extra(PATH, "woken by a worker's end")
         if any(sentinels[fd].exitcode is None for fd in ready):
             # Its sentinel closes as the worker starts to exit, a few milliseconds before it can
             # be reaped (and counts as ended): until then, ansible-core's own short sleeps.
             time.sleep(seconds)
+
+
+def _requests_waiting(strategy) -> bool:
+    requests = getattr(strategy, "_rpc_queue", None)
+    return requests is not None and requests.qsize() > 0
