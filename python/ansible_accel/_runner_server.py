@@ -386,14 +386,21 @@ class Server:
 
         fds = array.array("i")
         data = bytearray()
-        while len(data) < 4 or len(data) < 4 + struct.unpack_from("<I", data)[0]:
-            chunk, ancillary, _flags, _ = connection.recvmsg(65536, socket.CMSG_SPACE(16 * fds.itemsize))
-            for level, kind, payload in ancillary:
-                if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-                    fds.frombytes(payload[: len(payload) - len(payload) % fds.itemsize])
-            if not chunk:
-                raise ValueError("connection closed mid-request")
-            data += chunk
+        try:
+            while len(data) < 4 or len(data) < 4 + struct.unpack_from("<I", data)[0]:
+                chunk, ancillary, _flags, _ = connection.recvmsg(65536, socket.CMSG_SPACE(16 * fds.itemsize))
+                for level, kind, payload in ancillary:
+                    if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                        fds.frombytes(payload[: len(payload) - len(payload) % fds.itemsize])
+                if not chunk:
+                    raise ValueError("connection closed mid-request")
+                data += chunk
+        except BaseException:
+            import os
+
+            for fd in fds:  # what came with a request that never arrived whole is not kept
+                os.close(fd)
+            raise
         fds = list(fds)
         if data[4:8] == b"AARC" and not fds:
             _keep_code(bytes(data[4:]))
@@ -763,6 +770,8 @@ def _finish(status):
             for key in [k for k in namespace if k.startswith("_") == underscore and k != "__builtins__"]:
                 namespace[key] = None
     collect()
+    if _MODSIDE is not None:
+        _MODSIDE.flush()
     exit_now(_flush_std(status))
 
 
@@ -1065,6 +1074,7 @@ _CODE_LIMIT = 4096
 _VERIFIED = set()  # payloads (base64, as in scripts) whose preloaded files matched
 _VERIFIED_LIMIT = 512
 _ORIGINAL_COMPILE = None
+_MODSIDE = None  # the module-side paths (_runner_modside.py), once switched on
 
 
 def _rename(code, filename):
@@ -1127,15 +1137,49 @@ def _keep_code(body):
         _CODE[member] = (source, code)
 
 
+def _close_all_but(keep):
+    """Close every inherited file descriptor but ``keep``: whatever started the runner, it
+    must hold no other end of its lifeline (it would never see the lifeline end), nor anything
+    a child could inherit."""
+    import os
+
+    low = 0
+    for fd in sorted(keep):
+        if fd > low:
+            os.closerange(low, fd)
+        low = max(low, fd + 1)
+    os.closerange(low, os.sysconf("SC_OPEN_MAX"))
+
+
+def _load_modside(socket_path):
+    """Switch the module-side paths on in the preloaded modules, once, before any child forks
+    (``_runner_modside.py`` beside this file, loaded by path); the children inherit them."""
+    import os
+
+    global _MODSIDE
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_runner_modside.py")
+    module = type(sys)("_ansible_accel_runner_modside")
+    module.__file__ = path
+    try:
+        with open(path, "rb") as handle:
+            exec(compile(handle.read(), path, "exec", dont_inherit=True), vars(module))
+    except (OSError, SyntaxError):
+        return
+    module.install(_State.preloaded, _State.preloaded_files, socket_path)
+    _MODSIDE = module
+
+
 def main():
     import os
 
     socket_path, lifeline_fd, lock_fd, probe_path, log_path = sys.argv[1:6]
+    _close_all_but({0, 1, 2, int(lifeline_fd), int(lock_fd)})
     _State.interpreter = sys.orig_argv[0]
     _State.fallbacks_path = socket_path + ".fallbacks"
     _State.socket_path = socket_path
     try:
         _preload(probe_path)
+        _load_modside(socket_path)
         import signal
         import socket
         import zipimport

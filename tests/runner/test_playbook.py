@@ -100,14 +100,21 @@ def _run(tmp_path, label: str, accel: bool, pipelining: bool, runner: bool = Tru
     return report, (json.loads(stats.read_text()) if accel else None)
 
 
-def _runner_processes() -> list[int]:
+def _runner_processes(marker: str | None = None) -> list[int]:
+    """Runner processes on this machine; with ``marker``, only those whose environment holds
+    it (a test's own temporary path), not those of other runs going on meanwhile."""
     found = []
     for pid in os.listdir("/proc"):
         if pid.isdigit():
             try:
                 with open(f"/proc/{pid}/cmdline", "rb") as handle:
-                    if b"_runner_server.py" in handle.read():
-                        found.append(int(pid))
+                    if b"_runner_server.py" not in handle.read():
+                        continue
+                if marker is not None:
+                    with open(f"/proc/{pid}/environ", "rb") as handle:
+                        if marker.encode() not in handle.read():
+                            continue
+                found.append(int(pid))
             except OSError:
                 continue
     return found
@@ -125,9 +132,9 @@ def test_results_are_the_same_with_the_runner(tmp_path, pipelining):
     assert runner["fallback"].get("a module command of another shape (async, arguments)", 0) >= 3 or \
         runner["fallback"].get("become", 0) == 0
     deadline = time.monotonic() + 10
-    while _runner_processes() and time.monotonic() < deadline:
+    while _runner_processes(str(tmp_path)) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _runner_processes() == []
+    assert _runner_processes(str(tmp_path)) == []
 
 
 def test_switched_off_the_runner_runs_nothing(tmp_path):

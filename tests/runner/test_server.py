@@ -244,3 +244,22 @@ def test_another_user_cannot_use_the_socket(runner):
             os._exit(2)
     _, status = os.waitpid(pid, 0)
     assert os.WEXITSTATUS(status) == 0
+
+
+def test_a_runner_started_holding_its_lifelines_write_end_still_ends_with_it(rundir, scripts, monkeypatch):
+    # Whatever starts a runner, a write end of its lifeline in the runner itself would keep it
+    # alive for good: it closes every descriptor it was not meant to get.
+    from ansible_accel import _runner_pool
+
+    real = subprocess.Popen
+
+    def leaky(*args, **kwargs):
+        kwargs["pass_fds"] = (*kwargs["pass_fds"], _runner_pool._Pool.lifeline[1])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_runner_pool.subprocess, "Popen", leaky)
+    started = Runner(rundir, open(scripts["ok"], "rb").read(), dict(ENV))
+    monkeypatch.undo()
+    assert warm(started, scripts["ok"], False)[0] == 0
+    started.stop()
+    assert started.process.returncode == 0
