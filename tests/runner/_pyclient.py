@@ -57,11 +57,30 @@ def _read_exact(conn, n):
     return data
 
 
+def _ignored_here():
+    import signal
+
+    restored = {signal.SIGPIPE, getattr(signal, "SIGXFSZ", None)}
+    for sig in signal.valid_signals():
+        if sig in restored:
+            continue
+        try:
+            if signal.getsignal(sig) is signal.SIG_IGN:
+                yield int(sig)
+        except (OSError, ValueError):
+            continue
+
+
 def run(sock_path: str, argv: list[str], env: dict[str, str] | list[bytes], stdin: bytes = b"", cwd: str = "/",
         umask: int = 0o022, pgid: int | None = None, **extra) -> Outcome:
     """Send one request with fresh pipes for the standard streams; feed ``stdin``, collect the
     output, wait for the exit status (or the refusal)."""
     entries = env if isinstance(env, list) else [os.fsencode(k) + b"=" + os.fsencode(v) for k, v in env.items()]
+    if "ignored" not in extra:
+        # What an interpreter started from here by subprocess finds ignored: what this process
+        # ignores (a shell's background job ignores SIGINT and SIGQUIT), but SIGPIPE and
+        # SIGXFSZ, which subprocess puts back to their defaults.
+        extra["ignored"] = sum(1 << (s - 1) for s in _ignored_here())
     in_r, in_w = os.pipe()
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
