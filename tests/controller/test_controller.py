@@ -148,3 +148,38 @@ print(round(time.monotonic() - started, 3), strategy._rpc_queue.get_nowait())
     assert done.returncode == 0, done.stderr
     waited, request = done.stdout.split()
     assert float(waited) < 1.0 and request == "request"  # the request is left for the loop
+
+
+def test_waiting_for_a_free_worker_slot_is_not_ended_by_waiting_results():
+    # ansible-core's _queue_task waits for a worker to end; results waiting (it does not process
+    # them) do not make that wait a spin of 0.1 ms sleeps: it ends when the worker does.
+    code = """
+import collections, multiprocessing, time
+import ansible_accel
+ansible_accel.install()
+from ansible_accel import _counters
+from ansible_accel._integrations import controller
+from ansible.plugins import strategy as strategy_module
+from ansible.plugins.strategy import StrategyBase
+assert controller._queue_task_code is StrategyBase._queue_task.__code__
+worker = multiprocessing.get_context("fork").Process(target=time.sleep, args=(1.5,))
+worker.start()
+class Strategy:
+    _results = collections.deque(["a result waiting"])
+    _workers = [worker]
+strategy = Strategy()
+controller._adopt(strategy)
+def queue_task():  # stands for ansible-core's _queue_task: the sleep tells its caller by its code
+    passes = 0
+    while worker.is_alive():  # as ansible-core's loop: look, then sleep 0.1 ms
+        passes += 1
+        strategy_module.time.sleep(0.0001)
+    return passes
+controller._queue_task_code = queue_task.__code__
+print(queue_task(), _counters.snapshot()["controller"].get("events", {}).get("woken by a worker's end", 0))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    passes, woken = done.stdout.split()
+    # 1.5 s of 0.1 ms sleeps would be thousands of passes
+    assert int(passes) < 100 and int(woken) >= 1, done.stdout

@@ -10,7 +10,8 @@ Here the ``time.sleep`` the strategy modules call returns as soon as something i
 has happened — a result reached the strategy (its results thread appended one), a worker asked
 the controller to change the inventory (``add_host``, ``group_by``: ansible-core 2.21+ queues the
 request for the strategy loop and the worker waits for its answer), or a worker process ended —
-and otherwise after at most ``MAX_WAIT`` seconds.  The loops around it are
+and otherwise after at most ``MAX_WAIT`` seconds; while ``_queue_task`` waits for a free worker
+slot, results waiting do not end the wait (that loop does not process them).  The loops around it are
 ansible-core's own and do exactly what they did after each wake-up, in the same order: the same
 results processed, the same callbacks, the same dead-worker and termination checks; they only
 run less often for nothing.  Called from any other thread, or with no strategy running, the
@@ -25,6 +26,7 @@ from __future__ import annotations
 import collections
 import os
 import queue
+import sys
 import threading
 import time
 import types
@@ -42,6 +44,7 @@ _OFF = ("0", "false", "no", "off")
 MAX_WAIT = 0.05
 
 _current: weakref.ref | None = None  # the strategy whose loop is running
+_queue_task_code = None  # the code of ansible-core's StrategyBase._queue_task
 
 
 class _NotifyingDeque(collections.deque):
@@ -88,6 +91,8 @@ def plan() -> list[Patch]:
     if not isinstance(getattr(strategy_module, "time", None), types.ModuleType):
         raise Unavailable("ansible-core's strategy module does not use the time module")
     original_init = vars(StrategyBase)["__init__"]
+    global _queue_task_code
+    _queue_task_code = getattr(vars(StrategyBase).get("_queue_task"), "__code__", None)
 
     def __init__(self, *args, **kwargs) -> None:
         original_init(self, *args, **kwargs)
@@ -138,8 +143,13 @@ def _time_view() -> types.ModuleType:
 def _sleep(seconds: float) -> None:
     strategy = _current() if _current is not None else None
     wake = getattr(strategy, "_accel_wake", None)
-    if (wake is None or threading.current_thread() is not threading.main_thread() or strategy._results
-            or _requests_waiting(strategy)):
+    if wake is None or threading.current_thread() is not threading.main_thread():
+        time.sleep(seconds)
+        return
+    # ansible-core's _queue_task waits there for a free worker slot: it does not process results,
+    # so results waiting do not end its wait (a worker's end does, or a request it serves)
+    queueing = _queue_task_code is not None and sys._getframe(1).f_code is _queue_task_code
+    if (strategy._results and not queueing) or _requests_waiting(strategy):
         time.sleep(seconds)  # results or requests already waiting: the loop goes on at once, as it would
         return
     sentinels = {}
