@@ -545,7 +545,7 @@ def render(report: dict) -> str:
     walls = ", ".join(f"{MODE_LABELS.get(r['mode'], r['mode'])} {r['wall']:.1f}s" for r in runs)
     text = [f"### {report['playbook']}: {task_hosts} task-hosts, ansible-core {report['ansible_core']} (Python {report['python']})",
             "", f"Wall: {walls}. Load average (1 min) before → after: {loads} (2 CPUs).",
-            "Results: " + ("identical" if not problems else "; ".join(problems))
+            "Results: " + ("; ".join(problems) if problems else "identical" if len(runs) > 1 else "not compared (one mode)")
             + "".join(f"; {n}" for n in report.get("notes", [])), "", table(runs, task_hosts), ""]
     for run in runs:
         for kind in ("controller", "workers"):
