@@ -10,19 +10,25 @@ are the end-to-end benchmark's (``off``: plain ``ansible-playbook``; ``on``: ``a
 with the warm runner off; ``runner``: ``ansible-accel`` as installed).
 
 Sampling (low distortion; cProfile would double Python-heavy code): in the controller and in each
-worker it forks, every 2 ms of the process's CPU (``ITIMER_PROF``) a signal handler reads how much
-CPU each thread has used since it last looked (the thread's own CPU clock) and charges it to the
-stage that thread's stack is in; waiting costs nothing, and the handler's own CPU is counted apart
-(a sampling thread, as ``benches/e2e/sampler.py`` has, would wake every few milliseconds of wall
-time in every short-lived worker, and cost it a third of its CPU).  Garbage collection is timed apart (``gc.callbacks``
-with the collecting thread's CPU clock), and a worker's CPU from the fork to the sampler's start
-is charged to its start, and from the last sample to its end to its exit.  A stage is the first in the list below whose functions are anywhere on
-the stack: templating inside ``post_validate`` counts as templating, a plugin looked up while
-building a payload as payload building.  Each process writes its stages at its end; the table
-sums them over the run and divides by the task-hosts (one worker each).
+worker it forks, every 2 ms of the process's CPU (``ITIMER_PROF``; the kernel rounds that up to
+its tick, ~4 ms here) a signal handler reads how much CPU each thread has used since it last
+looked (the thread's own CPU clock) and charges the main thread's to the stage its stack is in,
+another thread's to that thread (walking another thread's frames can crash CPython 3.12 once the
+thread's frames end).  Waiting costs nothing, and the handler's own CPU is counted apart (a
+sampling thread, as ``benches/e2e/sampler.py`` has, would wake every few milliseconds of wall
+time in every short-lived worker, and cost it a third of its CPU).  Garbage collection is timed
+apart (``gc.callbacks`` with the collecting thread's CPU clock); a worker's CPU from the fork to
+the sampler's start is charged to its start, and from the last sample to its end to its end.  A
+stage is the first in the lists below whose functions are anywhere on the stack: templating
+inside ``post_validate`` counts as templating, a plugin looked up while building a payload as
+payload building.  Each process writes its stages at its end (ansible-core ends the workers
+still exiting when the run ends: a few of the last may write nothing); the table sums them over
+the run and divides by the task-hosts (one worker each).  ``--render JSON`` prints the tables of
+an earlier run's ``--json`` file.
 
-The run's own wrapper: ``python profile_stages.py --inner OUTDIR SCRIPT ARGS...`` runs the ansible
-console script ``SCRIPT`` in this process, sampled, and its workers sampled too.
+The run's own wrapper: ``python profile_stages.py --inner OUTDIR INTERVAL WORKER_INTERVAL SCRIPT
+ARGS...`` runs the ansible console script ``SCRIPT`` in this process, sampled, and its workers
+sampled too.
 """
 
 from __future__ import annotations
