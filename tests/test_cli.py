@@ -39,7 +39,10 @@ def test_status_table_has_a_row_per_path_in_aligned_columns():
     assert completed.returncode == 0, completed.stderr
     header, *rows = table(completed.stdout)
     assert header.split()[:4] == ["path", "active", "native", "fallbacks"]
-    assert [row.split()[0] for row in rows] == list(_activation.PATH_MODULES)
+    paths = len(_activation.PATH_MODULES)
+    assert [row.split()[0] for row in rows[:paths]] == list(_activation.PATH_MODULES)
+    # Then the paths inside the modules the warm runners run.
+    assert [" ".join(row.split()[:2]) for row in rows[paths:]] == ["argspec (modules)", "no_log (modules)"]
     # Left-aligned words start, right-aligned counts end, where their headings do.
     active_at = header.index("active")
     native_end = header.index("native") + len("native")
@@ -51,6 +54,11 @@ def test_status_table_has_a_row_per_path_in_aligned_columns():
         assert row[:fallbacks_end].split()[-1].isdigit() and row[fallbacks_end : fallbacks_end + 1] in ("", " "), row
         if not report[path]["active"]:
             assert row[fallbacks_end:].strip() == report[path]["reason"]
+    module_side = report["module_side"]
+    for path, row in zip(("argspec", "no_log"), rows[paths:]):
+        active = module_side["active"] and report[path]["active"]
+        assert row[active_at:].split()[0] == ("yes" if active else "no"), row
+        assert row[:native_end].split()[-1] == str(module_side[path]["native"]), row
 
 
 def test_status_table_shows_counts_and_the_top_fallback_reason(monkeypatch):

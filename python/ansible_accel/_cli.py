@@ -40,6 +40,18 @@ def format_status(report: dict) -> str:
             (path, "yes" if info["active"] else "no", str(info.get("native", 0)), str(sum(fallbacks.values())),
              info["reason"] or _top_fallback(fallbacks))
         )  # fmt: skip
+    module_side = report.get("module_side")
+    if module_side:  # the same paths inside the modules the warm runners run
+        for path in ("argspec", "no_log"):
+            info = module_side.get(path) or {}
+            fallbacks = {**module_side.get("fallback", {}), **info.get("fallback", {})}
+            controller_side = report.get(path) or {}
+            active = module_side["active"] and controller_side.get("active", False)
+            why = module_side.get("reason") or (None if active else controller_side.get("reason"))
+            rows.append(
+                (f"{path} (modules)", "yes" if active else "no", str(info.get("native", 0)),
+                 str(sum(fallbacks.values())), why or _top_fallback(fallbacks))
+            )  # fmt: skip
     path_w, active_w, native_w, fallback_w = (max(len(row[column]) for row in rows) for column in range(4))
     for name, active, native, fallback_count, detail in rows:
         line = f"{name:<{path_w}}  {active:<{active_w}}  {native:>{native_w}}  {fallback_count:>{fallback_w}}  {detail}"
