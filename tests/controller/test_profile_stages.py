@@ -52,7 +52,7 @@ def test_a_small_run_adds_up_and_keeps_the_results(tmp_path):
                            "--cheap-hosts", "2", "--cheap-forks", "2", "--modes", "off,runner", "--json", str(report)],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert "Results: identical" in done.stdout and "| controller: queueing |" in done.stdout
+    assert "Results: identical" in done.stdout and "| **controller: sampled** |" in done.stdout
     (playbook,) = json.loads(report.read_text())
     assert playbook["task_hosts"] == 10 and not playbook["problems"]
     for run in playbook["runs"]:
