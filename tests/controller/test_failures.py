@@ -80,8 +80,8 @@ def test_a_worker_that_exits_without_a_result_free(tmp_path):
 
 
 def test_ctrl_c_mid_task(tmp_path):
-    off = run(tmp_path, INTERRUPTED, HOSTS, off=True, interrupt_when=("TASK [slow]",))
-    on = run(tmp_path, INTERRUPTED, HOSTS, off=False, interrupt_when=("TASK [slow]",))
+    off = run(tmp_path, INTERRUPTED, HOSTS, off=True, interrupt_when=("TASK [slow]",), interrupt_after=1.0)
+    on = run(tmp_path, INTERRUPTED, HOSTS, off=False, interrupt_when=("TASK [slow]",), interrupt_after=1.0)
     _same(on, off)
     assert on.returncode == 99 and "User interrupted execution" in on.stderr
     assert "never" not in on.stdout
