@@ -4,7 +4,8 @@ Builds the AnsiBallZ scripts of a few tasks with this environment's ansible-play
 remote files), starts two runners for this interpreter (``ANSIBLE_ACCEL_MODULE_SIDE`` unset and
 ``0``), runs each script through both, alternating, and prints the median wall time per run
 (the client's request to the module's exit status) and the ratio.  The outputs must be the
-same both ways.  Run: ``python -m benches.bench_modside [RUNS]``."""
+same both ways.  Run: ``python -m benches.modside_runs [RUNS]`` (not one of ``make bench``'s
+``bench_<engine>.py`` modules: it measures wall time of whole module runs, by hand)."""
 
 from __future__ import annotations
 
