@@ -55,7 +55,7 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-modside-") as root:
         factory = Factory(root)
         scripts = test_modside.scripts.__wrapped__(factory)
-        runner_script = test_modside.runner_script.__wrapped__(factory)
+        runner_script = test_modside.runner_script.__wrapped__()
         generator = test_modside.runners.__wrapped__(factory, scripts, runner_script)
         on, off = next(generator)
         try:

@@ -8,10 +8,8 @@ from __future__ import annotations
 import glob
 import json
 import os
-import shutil
 import subprocess
 import sys
-import textwrap
 
 import pytest
 
@@ -43,54 +41,11 @@ TASKS = {
 # strings (2.22's _ansible_new_secrets) come out in one order.
 ENV = dict(os.environ, ACCEL_MODSIDE_TOKEN="ms-env-token", PYTHONHASHSEED="0")
 
-# The lines that make the runner load the module-side paths, for a copy of a runner program
-# that does not have them yet.
-_WIRING = (
-    ("_ORIGINAL_COMPILE = None\n", "_MODSIDE = None  # the module-side paths (_runner_modside.py), once switched on\n",
-     True),
-    ("def main():\n", '''def _load_modside(socket_path):
-    """Switch the module-side paths on in the preloaded modules, once, before any child forks
-    (``_runner_modside.py`` beside this file, loaded by path); the children inherit them."""
-    import os
-
-    global _MODSIDE
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_runner_modside.py")
-    module = type(sys)("_ansible_accel_runner_modside")
-    module.__file__ = path
-    try:
-        with open(path, "rb") as handle:
-            exec(compile(handle.read(), path, "exec", dont_inherit=True), vars(module))
-    except (OSError, SyntaxError):
-        return
-    module.install(_State.preloaded, _State.preloaded_files, socket_path)
-    _MODSIDE = module
-
-
-''', False),
-    ("        _preload(probe_path)\n", "        _load_modside(socket_path)\n", True),
-    ("    exit_now(_flush_std(status))\n", "    if _MODSIDE is not None:\n        _MODSIDE.flush()\n", False),
-)
-
-
-def wired(source: str) -> str:
-    for anchor, lines, after in _WIRING:
-        assert source.count(anchor) == 1, f"the runner program changed near {anchor!r}"
-        source = source.replace(anchor, anchor + lines if after else lines + anchor)
-    return source
-
-
 @pytest.fixture(scope="module")
-def runner_script(tmp_path_factory):
-    """The runner program loading the module-side paths: the installed one once it does, else
-    a copy of it with the lines added (beside a copy of _runner_modside.py)."""
-    installed = _runner_pool.RUNNER_SCRIPT
-    if _runner_modside.loaded_by(installed):
-        return installed
-    where = tmp_path_factory.mktemp("server")
-    with open(installed) as handle:
-        (where / "_runner_server.py").write_text(wired(handle.read()))
-    shutil.copy(os.path.join(os.path.dirname(installed), "_runner_modside.py"), where)
-    return str(where / "_runner_server.py")
+def runner_script():
+    """The installed runner program, which loads the module-side paths."""
+    assert _runner_modside.loaded_by(_runner_pool.RUNNER_SCRIPT)
+    return _runner_pool.RUNNER_SCRIPT
 
 
 @pytest.fixture(scope="module")
@@ -275,10 +230,5 @@ def test_an_interpreter_without_ansible_accel_runs_modules_as_shipped(tmp_path, 
         runner.stop()
 
 
-def test_the_wiring_lines_fit_the_runner_program():
-    with open(_runner_pool.RUNNER_SCRIPT) as handle:
-        source = handle.read()
-    if _runner_modside.loaded_by(_runner_pool.RUNNER_SCRIPT):
-        pytest.skip("the installed runner program loads the module-side paths itself")
-    compile(wired(source), "_runner_server.py", "exec")
-    assert textwrap.dedent(_WIRING[1][1]).count("module.install(") == 1
+def test_the_runner_program_loads_the_module_side_paths():
+    assert _runner_modside.loaded_by(_runner_pool.RUNNER_SCRIPT)
