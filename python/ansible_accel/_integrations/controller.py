@@ -39,9 +39,11 @@ from .._activation import Patch, Unavailable
 PATH = "controller"
 ENV = "ANSIBLE_ACCEL_CONTROLLER"
 _OFF = ("0", "false", "no", "off")
-# Longest wait without an event: ansible-core's own checks (termination, a worker that died
-# without closing its sentinel) still run at least this often.
-MAX_WAIT = 0.05
+# Longest wait without an event: ansible-core's own checks still run at least this often, for
+# what wakes nothing (a worker whose sentinel pipe a process it forked still holds open).  Four a
+# second cost the controller about 2 ms of CPU a second while every worker waits on a slow task
+# (ansible-core's 1 ms polls: 60-70 ms a second).
+MAX_WAIT = 0.25
 
 _current: weakref.ref | None = None  # the strategy whose loop is running
 _queue_task_code = None  # the code of ansible-core's StrategyBase._queue_task
