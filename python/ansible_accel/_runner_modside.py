@@ -1,15 +1,16 @@
-"""Module-side paths: native argument validation and ``no_log`` scrubbing inside the modules a
-warm runner runs.
+"""Module-side paths: native argument validation, ``no_log`` scrubbing and masking inside the
+modules a warm runner runs.
 
 A module validates its arguments and scrubs its ``no_log`` values itself, with the
 ``ansible.module_utils`` its payload carries.  A warm runner (``_runner_server``) has imported
 those module_utils once, from its probe payload, before it forks a child per module; the
 children run on those very module objects (the runner checks each payload's files against
 them by content).  ``install()``, called by the runner once after its probe, replaces
-``ArgumentSpecValidator.validate`` (with ``arg_spec.set_fallbacks``) and, on ansible-core
-2.19-2.21, ``remove_values``, ``sanitize_keys`` and ``heuristic_log_sanitize`` in those
-preloaded modules with the same native paths the controller uses (``_integrations.argspec``
-and ``_integrations.no_log``, through their own ``plan()``), so every child inherits them.
+``ArgumentSpecValidator.validate`` (with ``arg_spec.set_fallbacks``), on ansible-core
+2.19-2.21 ``remove_values``, ``sanitize_keys`` and ``heuristic_log_sanitize``, and on 2.22 the
+shared ``SecretMasker``'s ``mask_string`` and matcher in those preloaded modules with the same
+native paths the controller uses (``_integrations.argspec``, ``_integrations.no_log`` and
+``_integrations.masking``, through their own ``plan()``), so every child inherits them.
 ``flush()``, called by a child just before it ends, appends its counts as one JSON line to
 ``SOCKET.modside`` in the runner's directory; the controller adds them up (``status()``).
 
@@ -34,13 +35,13 @@ import sys
 
 ENV = "ANSIBLE_ACCEL_MODULE_SIDE"
 RECORD_SUFFIX = ".modside"
-PATHS = ("argspec", "no_log")
+PATHS = ("argspec", "no_log", "masking")
 _OFF = ("0", "false", "no", "off")
 _PACKAGE = "ansible_accel"
 # Files of ansible_accel the module-side paths run: imported in the runner, so an install
 # of the package that lacks one cannot serve.
-_USED = ("_counters.py", "_activation.py", "argspec.py", "no_log.py", "_integrations/argspec.py",
-         "_integrations/no_log.py")
+_USED = ("_counters.py", "_activation.py", "argspec.py", "no_log.py", "secrets.py", "_integrations/argspec.py",
+         "_integrations/no_log.py", "_integrations/masking.py")
 
 
 class _State:
@@ -77,14 +78,18 @@ def install(preloaded, preloaded_files, socket_path):
     except Exception as ex:  # noqa: BLE001 - never stop the runner: the modules run as shipped
         _State.reason = f"could not switch on: {type(ex).__name__}: {ex}"
         return
-    applied = []  # (the _activation module, what it applied), to put back on a failure
+    applied = []  # what to put back on a failure: (the _activation module, what it applied)
+    # or (None, a hook undoing what an integration's after_install did)
     try:
         _State.reason = _install(frozenset(preloaded), dict(preloaded_files), applied)
     except Exception as ex:  # noqa: BLE001 - never stop the runner: the modules run as shipped
         _State.reason = f"could not switch on: {type(ex).__name__}: {ex}"
         _State.counters = None
         for activation, item in reversed(applied):
-            activation._revert(item)
+            if activation is None:
+                item()
+            else:
+                activation._revert(item)
     finally:
         kept.restore()
 
@@ -190,11 +195,18 @@ def _install(preloaded, preloaded_files, applied):
     for path in PATHS:
         integration = __import__(f"{_PACKAGE}._integrations.{path}", fromlist=["_"])
         try:
-            patches = integration.plan()
+            # masking: on the preloaded modules only (the controller's plan imports the object walk)
+            patches = integration.plan(preloaded=True) if path == "masking" else integration.plan()
         except activation.Unavailable:
-            continue  # e.g. no_log on 2.22: off there on the controller too
+            continue  # no_log on 2.22, masking before 2.22: off there on the controller too
         for patch in patches:
             applied.append((activation, activation._apply(patch)))
+        hook = getattr(integration, "after_install", None)
+        if hook is not None:
+            undo = getattr(integration, "before_uninstall", None)
+            if undo is not None:
+                applied.append((None, undo))
+            hook()  # masking: the shared masker's matcher becomes the native one
         patched.append((path, len(patches)))
     imported = {n for n in sys.modules if n.partition(".")[0] == "ansible"} - before
     if imported:

@@ -1,7 +1,8 @@
-"""The module-side paths: modules run by a warm runner validate their arguments and scrub their
-no_log values natively (on the runner's preloaded module_utils), with the results of the
-ordinary run: the same output, exit status and view of the interpreter with the paths on, off,
-and in a fresh interpreter; with native counts, reported to SOCKET.modside."""
+"""The module-side paths: modules run by a warm runner validate their arguments, scrub their
+no_log values (2.19-2.21) and mask registered secrets (2.22) natively (on the runner's preloaded
+module_utils), with the results of the ordinary run: the same output, exit status and view of
+the interpreter with the paths on, off, and in a fresh interpreter; with native counts,
+reported to SOCKET.modside."""
 
 from __future__ import annotations
 
@@ -37,6 +38,12 @@ TASKS = {
     "uri_type_error": "uri: {url: 'http://ms-uri.invalid/', url_password: ms-uri-secret, timeout: soon}",
     "user_choices": "user: {name: ms-user, password: ms-user-secret, state: bogus}",
 }
+_CORE_MINOR = tuple(int(part) for part in (_activation.core_version() or "0.0").split(".")[:2])
+if _CORE_MINOR >= (2, 22):
+    # ansible.module_utils.secrets is 2.22's: secrets the module registers, masked by it.
+    TASKS["masking"] = ("accel_modside_mask: {texts: ['ms-masking abcabcab x', 'k3y-one k3y-onek3y-one  spaced !',"
+                        " 'nothing here', 'αβγ-secret-δ overlapping'], words: [abcab, bcabca, k3y-one, ' spaced ', x,"
+                        " 'γ-secret-δ', 'secret-δ over'], placeholder: '##', repeat: 3}")
 # One hash secret for fresh interpreters and both runners' children: results that hold sets of
 # strings (2.22's _ansible_new_secrets) come out in one order.
 ENV = dict(os.environ, ACCEL_MODSIDE_TOKEN="ms-env-token", PYTHONHASHSEED="0")
@@ -139,7 +146,7 @@ def test_module_runs_are_the_same_with_the_paths_on_off_and_fresh(runners, scrip
         # The runner's own tests compare warm runs with fresh ones; here a few, for the view of
         # the interpreter and a success and a failure of each kind of module.
         expected = comparable(name, warm(off, scripts[name]))
-        if name in ("observe", "options", "type_error", "ping", "uri_type_error"):
+        if name in ("observe", "options", "type_error", "ping", "uri_type_error", "masking"):
             assert comparable(name, fresh(scripts[name])) == expected, name
         before = len(records(on))
         assert comparable(name, warm(on, scripts[name])) == expected, name
@@ -153,8 +160,13 @@ def test_module_runs_are_the_same_with_the_paths_on_off_and_fresh(runners, scrip
         assert paths["argspec"]["native"] == 1 and paths["argspec"]["fallback"] == {}, (name, paths)
         if core_minor < (2, 22):
             assert paths["no_log"]["native"] >= 1 and paths["no_log"]["fallback"] == {}, (name, paths)
+            assert paths["masking"] == {"native": 0, "fallback": {}}, (name, paths)
         else:  # 2.22 masks instead, and the no_log path is off there
             assert paths["no_log"]["native"] == 0, (name, paths)
+            assert paths["masking"]["fallback"] == {}, (name, paths)
+            if name in ("options", "ping", "masking"):
+                # AnsibleModule masks what it logs (its invocation); the masking module more.
+                assert paths["masking"]["native"] >= (1 + 2 * 4 + 4 if name == "masking" else 1), (name, paths)
     # The outputs compared hold the validation errors and scrubbed values they are about (2.22
     # leaves the no_log values to the controller's masking: the module names them to it).
     out = normalized(warm(on, scripts["type_error"])[1])
@@ -165,6 +177,11 @@ def test_module_runs_are_the_same_with_the_paths_on_off_and_fresh(runners, scrip
     else:
         assert b"_ansible_new_secrets" in out
     assert b"bogus_option" in normalized(warm(on, scripts["stat_unsupported"])[1])
+    if core_minor >= (2, 22):
+        result = json.loads(normalized(warm(on, scripts["masking"])[1]))
+        assert result["masked"][0] == "ms-masking ## ##" * 3, result["masked"]
+        assert "k3y-one" not in "".join(result["masked"] + result["plain"]) and "$REDACTED$" in result["plain"][1]
+        assert result["masked"][2] == "nothing here" * 3
 
 
 def test_status_adds_up_what_the_modules_reported(runners, scripts, runner_script, core_minor):
@@ -178,6 +195,8 @@ def test_status_adds_up_what_the_modules_reported(runners, scripts, runner_scrip
     assert total["argspec"]["native"] == sum(r["paths"]["argspec"]["native"] for r in lines) >= 2
     assert total["no_log"]["native"] == sum(r["paths"]["no_log"]["native"] for r in lines)
     assert (total["no_log"]["native"] > 0) == (core_minor < (2, 22))
+    assert total["masking"]["native"] == sum(r["paths"]["masking"]["native"] for r in lines)
+    assert (total["masking"]["native"] > 0) == (core_minor >= (2, 22))
 
 
 def test_the_switch_and_the_runner_path_say_why_they_are_off(tmp_path, monkeypatch, runner_script):

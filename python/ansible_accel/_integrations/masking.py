@@ -12,6 +12,11 @@ stay exactly as they are); what changes is the matching.  While installed:
 
 On uninstall ansible-core's own matcher comes back with every form registered meanwhile added
 to it, so no secret registered while the accelerator was on becomes visible.
+
+Inside the modules a warm runner runs (``_runner_modside``), ``plan(preloaded=True)`` uses the
+payload's module_utils the runner has already imported and imports none: ``mask_object`` is
+patched only where ``_secrets_object`` is among them (ansible-core's module_utils do not import
+it; the modules' masking is ``mask_string``, through ``ansible.module_utils.secrets``).
 """
 
 from __future__ import annotations
@@ -38,18 +43,29 @@ class _Swap:
 _swap = _Swap()
 
 
-def _core_modules() -> tuple[t.Any, t.Any]:
+_SECRETS = "ansible.module_utils._internal._secrets"
+_SECRETS_OBJECT = "ansible.module_utils._internal._secrets_object"
+
+
+def _core_modules(preloaded: bool = False) -> tuple[t.Any, t.Any]:
+    """ansible-core's ``_secrets`` and ``_secrets_object`` modules; with ``preloaded``, only
+    modules already imported (``_secrets_object`` may then be None)."""
     if core_minor() != (2, 22):
         raise Unavailable(
             f"registered-secret masking is ansible-core 2.22's (this is {'.'.join(map(str, core_minor()))}); "
             "earlier versions scrub no_log values, which is the no_log path"
         )
-    try:
-        from ansible.module_utils._internal import _secrets, _secrets_object
-    except ImportError as ex:
-        raise Unavailable(f"ansible-core's masking modules are not importable: {ex}") from None
+    if preloaded:
+        _secrets, _secrets_object = sys.modules.get(_SECRETS), sys.modules.get(_SECRETS_OBJECT)
+        if _secrets is None:
+            raise Unavailable(f"{_SECRETS} is not preloaded")
+    else:
+        try:
+            from ansible.module_utils._internal import _secrets, _secrets_object
+        except ImportError as ex:
+            raise Unavailable(f"ansible-core's masking modules are not importable: {ex}") from None
     missing = [name for name in ("SecretMasker", "_secret_masker", "AnsibleSecretMaskError") if not hasattr(_secrets, name)]
-    if missing or not hasattr(_secrets_object, "mask_object"):
+    if missing or (_secrets_object is not None and not hasattr(_secrets_object, "mask_object")):
         raise Unavailable(f"ansible-core's masking modules lack {', '.join(missing) or 'mask_object'}")
     masker = _secrets._secret_masker
     if not all(hasattr(masker, attr) for attr in ("_lock", "_matcher", "_forms")):
@@ -57,13 +73,16 @@ def _core_modules() -> tuple[t.Any, t.Any]:
     return _secrets, _secrets_object
 
 
-def plan() -> list[Patch]:
-    _secrets, _secrets_object = _core_modules()
+def plan(*, preloaded: bool = False) -> list[Patch]:
+    """The patches; ``preloaded``: inside a warm runner, on the modules it has imported only."""
+    _secrets, _secrets_object = _core_modules(preloaded)
     from .. import secrets as _accel
 
     original_mask_string = _secrets.SecretMasker.__dict__["mask_string"]
-    original_mask_object = _secrets_object.mask_object
     patches = [Patch(_secrets.SecretMasker, "mask_string", _native_mask_string(original_mask_string, _accel))]
+    if _secrets_object is None:
+        return patches
+    original_mask_object = _secrets_object.mask_object
     native_mask_object = _native_mask_object(original_mask_object, _secrets_object, _accel)
     # Every module that imported mask_object by name holds its own reference to it.
     for module in list(sys.modules.values()):
