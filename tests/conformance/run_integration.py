@@ -23,8 +23,17 @@ with the environment variables ``ansible-accel config`` prints, added to the lis
 ``ANSIBLE_CALLBACKS_ENABLED=junit`` for every target).  The records and stats prove which
 processes ran with it.
 
+``--module-side`` checks the paths that run inside the modules (docs/module-side.md): in the
+"on" run the modules the runner path starts validate their arguments and scrub or mask their
+``no_log`` values natively.  Each target that passes must then show, in its stats files'
+``module_side`` counts, native argument validations and native ``no_log`` scrubbing (ansible-core
+2.19-2.21) or masking (2.22) inside the modules; the table adds those counts.  Without names it
+runs ``MODULE_SIDE_TARGETS``.  ansible-core's ``module_utils`` target is not among them: it is
+destructive (it adds a user and installs passlib into the interpreter's environment with pip).
+
 Exit status 1 when a target that passes off does not pass on, or when "on" did not switch the
-accelerator on in the target's ansible commands; targets that fail off are reported only.
+accelerator on in the target's ansible commands (or, with ``--module-side``, lacks module-side
+native counts); targets that fail off are reported only.
 """
 
 from __future__ import annotations
@@ -77,6 +86,8 @@ TARGETS = [
     "assert",
     "debug",
 ]
+# The targets whose modules exercise argument validation and no_log handling the most.
+MODULE_SIDE_TARGETS = ["argspec", "no_log"]
 
 # Aliases ansible-test gives targets that this runner cannot satisfy (or must not, here).
 SKIP_ALIASES = {
@@ -117,6 +128,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="how 'on' switches the accelerator on (see above)")  # fmt: skip
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per target and mode")
     parser.add_argument("-v", "--verbose", action="store_true", help="show ansible-test's output")
+    parser.add_argument("--module-side", action="store_true",
+                        help=f"require native module-side counts in the 'on' runs (default targets: "
+                             f"{' '.join(MODULE_SIDE_TARGETS)})")  # fmt: skip
     options = parser.parse_args(argv)
 
     started = time.monotonic()
@@ -131,12 +145,14 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     with tree_lock(tree):
         try:
-            for target in options.targets or TARGETS:
+            for target in options.targets or (MODULE_SIDE_TARGETS if options.module_side else TARGETS):
                 rows.append(run_target_both(tree, target, python, options, logs))
                 print_progress(rows[-1])
         finally:
             write_hook(tree, None)
     print_table(rows)
+    if options.module_side:
+        print_module_side(rows)
     for note in (note for row in rows for note in row["notes"]):
         print(f"   note: {note}")
     problems = [problem for row in rows for problem in row["problems"]]
@@ -276,6 +292,8 @@ def run_target_both(tree: str, target: str, python: str, options: argparse.Names
         for mode in MODES:
             row["runs"][mode] = run_target(tree, target, mode, python, options, logs)
     row["verdict"], row["problems"], row["notes"] = judge(row)
+    if options.module_side:
+        module_side_problems(row)
     return row
 
 
@@ -358,6 +376,7 @@ def read_records(directory: str) -> dict:
             processes.append(json.load(handle))
     native: dict[str, int] = {}
     fallback: dict[str, dict[str, int]] = {}
+    module_side: dict = {"modules": 0, "native": {}, "fallback": {}, "unused": {}}
     stats_files = 0
     for path in sorted(glob.glob(os.path.join(directory, "stats-*.json"))):
         try:
@@ -370,7 +389,60 @@ def read_records(directory: str) -> dict:
             native[name] = native.get(name, 0) + int(counts.get("native", 0))
             for reason, count in (counts.get("fallback") or {}).items():
                 fallback.setdefault(name, {})[reason] = fallback.setdefault(name, {}).get(reason, 0) + count
-    return {"processes": processes, "native": native, "fallback": fallback, "stats_files": stats_files}
+        add_module_side(module_side, report.get("module_side") or {})
+    return {"processes": processes, "native": native, "fallback": fallback, "stats_files": stats_files,
+            "module_side": module_side}  # fmt: skip
+
+
+MODULE_SIDE_PATHS = ("argspec", "no_log", "masking")
+
+
+def add_module_side(total: dict, part: dict) -> None:
+    """Add one stats file's ``module_side`` (the counts of the modules its runners ran)."""
+    total["modules"] += int(part.get("modules", 0))
+    for reason, count in (part.get("fallback") or {}).items():
+        total["unused"][reason] = total["unused"].get(reason, 0) + int(count)
+    for path in MODULE_SIDE_PATHS:
+        counts = part.get(path) or {}
+        total["native"][path] = total["native"].get(path, 0) + int(counts.get("native", 0))
+        for reason, count in (counts.get("fallback") or {}).items():
+            bucket = total["fallback"].setdefault(path, {})
+            bucket[reason] = bucket.get(reason, 0) + int(count)
+
+
+def module_side_expected() -> tuple[str, ...]:
+    """The module-side paths a module run natively counts on this ansible-core: argument
+    validation, and no_log scrubbing before 2.22, masking on 2.22."""
+    version = metadata.version("ansible-core")
+    minor = int(version.split(".")[1])
+    return ("argspec", "masking") if minor >= 22 else ("argspec", "no_log")
+
+
+def module_side_problems(row: dict) -> None:
+    """With ``--module-side``: a target that passes on must show native module-side counts."""
+    if row["skip"] is not None or row["runs"]["on"]["outcome"] != PASSED:
+        return
+    counts = row["runs"]["on"]["module_side"]
+    missing = [path for path in module_side_expected() if not counts["native"].get(path)]
+    if missing:
+        problem = (f"{row['target']}: no module-side native {' or '.join(missing)} in the 'on' run "
+                   f"({counts['modules']} module runs reported; not used: {counts['unused'] or 'none'})")  # fmt: skip
+        row["problems"].append(problem)
+        row["verdict"] = "FAIL"
+
+
+def print_module_side(rows: list[dict]) -> None:
+    print("   inside the modules of the 'on' runs (module-side): module runs reported, native calls, fallbacks:")
+    for row in rows:
+        if row["skip"] is not None:
+            continue
+        counts = row["runs"]["on"]["module_side"]
+        native = ", ".join(f"{path} {counts['native'].get(path, 0)}" for path in MODULE_SIDE_PATHS)
+        fallbacks = "; ".join(f"{path} {reason}: {n}" for path, reasons in sorted(counts["fallback"].items())
+                              for reason, n in sorted(reasons.items()))  # fmt: skip
+        unused = "; ".join(f"{reason}: {n}" for reason, n in sorted(counts["unused"].items()))
+        print(f"     {row['target']:<18} modules {counts['modules']}, {native}"
+              + (f"  (fell back: {fallbacks})" if fallbacks else "") + (f"  (not used: {unused})" if unused else ""))
 
 
 def accelerated(process: dict) -> bool:
