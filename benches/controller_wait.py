@@ -30,8 +30,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 CALLBACKS = os.path.join(HERE, "e2e", "callback_plugins")
 MODES = ("off", "on")
-# The window starts this long after the last sleep started and ends this long before the first
-# would end: the controller is then only waiting.
+# The window starts this long after the last sleep was seen and ends this long before the first
+# seen would end: the controller is then only waiting.
+START_DELAY = 0.2
 MARGIN = 1.0
 VOLATILE = ("start", "end", "delta")
 
@@ -105,17 +106,20 @@ def run_mode(python: str, mode: str, hosts: int, nap: float, work: str) -> dict:
     window = None
     try:
         deadline = started + 120 + nap
+        seen: dict[int, float] = {}  # each sleep, when first seen
         while time.monotonic() < deadline and proc.poll() is None:
-            running = sleeping(proc.pid, marker)
-            if len(running) == hosts:
-                first = time.monotonic()
-                time.sleep(MARGIN)
+            now = time.monotonic()
+            for pid in sleeping(proc.pid, marker):
+                seen.setdefault(pid, now)
+            if len(seen) == hosts:
+                # from a moment after the last sleep started to a margin before the first can end
+                time.sleep(START_DELAY)
                 cpu0, t0 = thread_cpu_ns(proc.pid), time.monotonic()
-                time.sleep(max(0.0, nap - 2 * MARGIN - (time.monotonic() - first)))
+                time.sleep(max(0.0, min(seen.values()) + nap - MARGIN - t0))
                 cpu1, t1 = thread_cpu_ns(proc.pid), time.monotonic()
                 still = sleeping(proc.pid, marker)
                 if cpu0 is not None and cpu1 is not None:
-                    window = {"seconds": t1 - t0, "cpu": (cpu1 - cpu0) / 1e9, "all_waiting": still == running}
+                    window = {"seconds": t1 - t0, "cpu": (cpu1 - cpu0) / 1e9, "all_waiting": still == set(seen)}
                 break
             time.sleep(0.02)
         output = proc.communicate(timeout=300)[0].decode(errors="replace")
@@ -141,8 +145,8 @@ def normalised(results):
 
 
 def measure(python: str, hosts: int = 20, nap: float = 10.0, repeats: int = 2) -> dict:
-    if nap < 2 * MARGIN + 1:
-        raise ValueError(f"a nap of {nap} s leaves no window to measure (at least {2 * MARGIN + 1} s)")
+    if nap < START_DELAY + MARGIN + 1:
+        raise ValueError(f"a nap of {nap} s leaves no window to measure (at least {START_DELAY + MARGIN + 1} s)")
     runs = []
     with tempfile.TemporaryDirectory(prefix="controller-wait-") as work:
         for repeat in range(repeats):
@@ -160,6 +164,8 @@ def measure(python: str, hosts: int = 20, nap: float = 10.0, repeats: int = 2) -
             report["problems"].append(f"{run['mode']}: the workers were never all waiting at once")
         elif not run["window"]["all_waiting"]:
             report["problems"].append(f"{run['mode']}: a sleep ended inside the measured window")
+        elif run["window"]["seconds"] < 1.0:
+            report["problems"].append(f"{run['mode']}: the workers started too far apart to leave a window of 1 s")
         results = normalised(run["results"])
         if reference is None:
             reference = results

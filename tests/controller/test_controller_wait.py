@@ -33,7 +33,7 @@ def test_small_run_reports_both_modes_with_identical_results():
 
 def test_window_needs_room():
     with pytest.raises(ValueError, match="no window"):
-        controller_wait.measure(sys.executable, hosts=1, nap=2.0, repeats=1)
+        controller_wait.measure(sys.executable, hosts=1, nap=1.5, repeats=1)
 
 
 def test_observer_finds_sleeps_of_its_own_run_only(tmp_path):

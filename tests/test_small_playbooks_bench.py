@@ -1,0 +1,30 @@
+"""``benches/small_playbooks.py`` (no playbook slower with the accelerator on) runs one of its
+playbooks once per mode and gives a whole report: results identical, nothing left behind.  Its
+times are for ``make bench-e2e``, never checked here."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from benches import small_playbooks  # noqa: E402
+
+
+def test_one_playbook_both_modes():
+    report = small_playbooks.measure(sys.executable, ["three-modules"], 1)
+    assert report["problems"] == []
+    entry = report["playbooks"]["three-modules"]
+    for kind in ("cpu", "wall"):
+        assert entry[kind]["off"] > 0 and entry[kind]["on"] > 0
+    assert "results: identical" in small_playbooks.render(report)
+
+
+def test_results_are_compared():
+    """A run whose results differ is reported, not averaged in."""
+    first = small_playbooks.normalised({"h": [{"rc": 0, "delta": "0:00:01"}]})
+    second = small_playbooks.normalised({"h": [{"rc": 0, "delta": "0:00:02"}]})
+    third = small_playbooks.normalised({"h": [{"rc": 1, "delta": "0:00:01"}]})
+    assert first == second and first != third
