@@ -10,7 +10,7 @@ ControlPersist directory for the client side.  Nothing under ``/etc/ssh`` is rea
 and no system sshd is started.
 
 Where this process may make a cgroup (cgroup v1 ``cpuacct``, as root), sshd runs in a cgroup of
-its own: everything it starts for the hosts (session processes, shells, module interpreters,
+its own: everything it starts for the hosts (its per-connection processes, shells, module interpreters,
 anything that detaches) stays in it, so ``cpu()`` is their whole CPU time and ``stop()`` can end
 every one of them.  Without one, ``stop()`` ends the server's descendants found by parent pid.
 
@@ -121,8 +121,10 @@ class Sshd:
     """A private sshd on loopback; see the module's docstring."""
 
     def __init__(self, addresses: int = 1, user: str | None = None, base: str | None = None, cgroup: bool = True,
-                 skip_bashrc: bool = True):
+                 skip_bashrc: bool = True, detach: bool = False):
         self.skip_bashrc = skip_bashrc
+        self.detach = detach  # sshd daemonises: not a child of this process (for a subreaper's accounting)
+        self.pid: int | None = None
         ensure_openssh_server()
         if not os.path.isdir(PRIVSEP_DIR):
             os.makedirs(PRIVSEP_DIR, mode=0o755, exist_ok=True)
@@ -174,7 +176,7 @@ class Sshd:
             "UseDNS no",
             "PrintMotd no",
             "PrintLastLog no",
-            # room for every alias's ControlPersist master and the sessions multiplexed on it
+            # room for every alias's ControlPersist master and the channels multiplexed on it
             "MaxStartups 200:30:400",
             "MaxSessions 200",
             f"Subsystem sftp {SFTP_SERVER}",
@@ -184,7 +186,7 @@ class Sshd:
             # Debian's bash reads ~/.bashrc for a command sshd starts when it is the first shell
             # level; this machine's root .bashrc runs `pyenv init` (about 0.12 s of CPU), which
             # a managed node's shell would not: every mode measured over this server would pay it
-            # on each SSH command.  The session's shell starting at level 2 skips that file.
+            # on each SSH command.  A shell starting at level 2 skips that file.
             lines.append("SetEnv SHLVL=1")
         with open(self.config, "w") as handle:
             handle.write("\n".join(lines) + "\n")
@@ -198,21 +200,49 @@ class Sshd:
             with open(self.known_hosts, "w") as handle:
                 for address in self.addresses:
                     handle.write(f"[{address}]:{self.port} {key_type} {key_data}\n")
-            command = [SSHD, "-D", "-e", "-f", self.config]
+            command = [SSHD, "-e", "-f", self.config] if self.detach else [SSHD, "-D", "-e", "-f", self.config]
             if self.cgroup:  # the shell puts itself in the cgroup, then becomes sshd
                 command = ["/bin/sh", "-c", f'echo $$ > {shlex.quote(self.cgroup)}/cgroup.procs && exec "$@"', "sh", *command]
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.pid_file)
             with open(self.log, "ab") as log:
                 self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                                 start_new_session=True, close_fds=True)
-            if self._wait_listening():
+            if self.detach:  # sshd forks, writes its pid file and the first process exits
+                self.process.wait()
+                self.process = None
+                self.pid = self._read_pid()
+            else:
+                self.pid = self.process.pid
+            if self.pid and self._wait_listening():
                 return
             self._end_server()
         raise Unavailable(f"sshd did not start: {self.log_text()[-2000:]}")
 
+    def _read_pid(self, timeout: float = 20) -> int | None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError, ValueError):
+                with open(self.pid_file) as handle:
+                    return int(handle.read().split()[0])
+            time.sleep(0.05)
+        return None
+
+    def alive(self) -> bool:
+        if self.process is not None:
+            return self.process.poll() is None
+        if not self.pid:
+            return False
+        try:
+            with open(f"/proc/{self.pid}/stat") as handle:
+                return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+        except OSError:
+            return False
+
     def _wait_listening(self, timeout: float = 20) -> bool:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self.process.poll() is not None:
+            if not self.alive():
                 return False
             if all(self._accepts(a) for a in self.addresses):
                 return True
@@ -284,14 +314,13 @@ class Sshd:
                     return [int(line) for line in handle if line.strip()]
             except OSError:
                 return []
-        if self.process is None or self.process.poll() is not None:
+        if not self.alive():
             return []
-        return [self.process.pid, *descendants(self.process.pid)]
+        return [self.pid, *descendants(self.pid)]
 
     def host_processes(self) -> list[int]:
         """Processes started for clients: all of ``processes()`` but the listening server."""
-        listener = self.process.pid if self.process else None
-        return [pid for pid in self.processes() if pid != listener]
+        return [pid for pid in self.processes() if pid != self.pid]
 
     def cpu(self) -> float | None:
         """CPU seconds of the server and everything it started so far (its cgroup's), or None."""
@@ -311,11 +340,15 @@ class Sshd:
         return found
 
     def _end_server(self) -> None:
-        if self.process is None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            self.process.kill()
-        self.process.wait()
+        if self.pid and self.alive():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+        if self.process is not None:
+            self.process.wait()
+        else:
+            deadline = time.monotonic() + 10
+            while self.alive() and time.monotonic() < deadline:
+                time.sleep(0.02)
 
     def kill_host_processes(self, sig: int = signal.SIGKILL, timeout: float = 10) -> None:
         """End every process the server started for clients (the server itself keeps listening)."""
@@ -331,16 +364,16 @@ class Sshd:
 
     def stop(self) -> None:
         """End the server, everything it started and this directory's ControlPersist masters."""
-        if self.process is None and not os.path.isdir(self.dir):
+        if not self.pid and not os.path.isdir(self.dir):
             return
         for pid in self.control_masters():
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
-        if self.process is not None and self.process.poll() is None:
+        if self.alive():
             # Stop the listener first so it starts nothing more, then end what it started.
             with contextlib.suppress(ProcessLookupError):
-                os.kill(self.process.pid, signal.SIGSTOP)
-            tree = descendants(self.process.pid)
+                os.kill(self.pid, signal.SIGSTOP)
+            tree = descendants(self.pid)
             for pid in tree:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
@@ -364,6 +397,7 @@ class Sshd:
                     time.sleep(0.05)
         shutil.rmtree(self.dir, ignore_errors=True)
         self.process = None
+        self.pid = None
 
     def __enter__(self) -> "Sshd":
         return self

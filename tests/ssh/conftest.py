@@ -13,7 +13,7 @@ import _sshd  # noqa: E402
 
 @pytest.fixture(scope="session")
 def sshd():
-    """One private sshd for the session, on 127.0.0.1-3; stopped (with all it started) at the end."""
+    """One private sshd for the test run, on 127.0.0.1-3; stopped (with all it started) at the end."""
     try:
         server = _sshd.Sshd(addresses=3)
     except _sshd.Unavailable as error:

@@ -128,7 +128,7 @@ def test_results_are_the_same_over_ssh(sshd, host_interpreters, tmp_path, pipeli
     assert stats["run"]["paths"]["finder"]["native"] > 0 and stats["run"]["paths"]["payload"]["native"] > 0, stats["run"]["paths"]
     assert "changed=" in plain_out and plain_out.count("ok=") == fast_out.count("ok=")
     # No module process of the run is left on the "hosts" (the sshd's cgroup holds only its
-    # ControlPersist sessions' processes and the listener).
+    # ControlPersist connections' processes and the listener).
     leftover = [p for p in sshd.host_processes() if "python" in _cmd(p)]
     assert leftover == [], leftover
 

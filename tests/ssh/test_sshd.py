@@ -7,6 +7,8 @@ import os
 import subprocess
 import time
 
+import pytest
+
 import _sshd
 
 
@@ -15,7 +17,7 @@ def test_commands_run_on_every_address(sshd, host_interpreters):
         done = sshd.ssh(f"{host_interpreters[-1]} -c 'import sys; print(sys.version_info[:2])'; echo $SHLVL", address=address)
         assert done.returncode == 0, done.stderr
         lines = done.stdout.split()
-        assert lines[-1] == "2"  # the session's shell did not read ~/.bashrc (see _sshd.py)
+        assert lines[-1] == "2"  # the command's shell did not read ~/.bashrc (see _sshd.py)
 
 
 def test_host_keys_are_checked(sshd, tmp_path):
@@ -36,10 +38,12 @@ def test_cpu_of_what_it_starts_is_counted(sshd):
     assert sshd.cpu() - before > 0.05
 
 
-def test_stop_ends_everything_it_started(tmp_path):
-    server = _sshd.Sshd(addresses=2)
+@pytest.mark.parametrize("detach", [False, True], ids=["child", "daemon"])
+def test_stop_ends_everything_it_started(detach):
+    server = _sshd.Sshd(addresses=2, detach=detach)
+    assert (server.process is None) == detach and server.alive()
     try:
-        # a process that detaches from the session and outlives it, as a remote daemon would
+        # a process that detaches from its shell and outlives it, as a remote daemon would
         done = server.ssh("setsid sleep 300 </dev/null >/dev/null 2>&1 & echo started", address="127.0.0.2")
         assert done.stdout.strip() == "started", done.stderr
         deadline = time.monotonic() + 10
@@ -47,7 +51,7 @@ def test_stop_ends_everything_it_started(tmp_path):
             assert time.monotonic() < deadline, "the detached process was not seen"
             time.sleep(0.05)
         sleeper = [p for p in server.host_processes() if _sshd.command_line(p).startswith("sleep 300")][0]
-        listener = server.process.pid
+        listener = server.pid
     finally:
         server.stop()
     for pid in (listener, sleeper):
