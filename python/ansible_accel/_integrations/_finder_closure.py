@@ -24,7 +24,7 @@ import os
 import typing as t
 
 from .. import _counters, _native
-from ..payload import load_kept
+from ..payload import _load_kept as load_kept
 from ._memo import BoundedMemo
 from . import _finder_disk
 from ._finder_locate import Located, Stamp, absence_paths, absence_state, trusted
@@ -68,6 +68,9 @@ class Closure(t.NamedTuple):
     unread: bool = False
     # the kept entries found on disk for it (with ``unread``, as just loaded; never in memory)
     kept_file: t.Any = None
+    # True for the closure a walk was given from a record on disk (never in memory): the walk
+    # counts as a native call once its answer is used (see finder.py)
+    from_disk: bool = False
 
 
 _closures: BoundedMemo[tuple, Closure] = BoundedMemo(_CACHE_LIMIT)
@@ -162,7 +165,7 @@ def _from_disk(mc: t.Any, memo_key: tuple, metadata_of: t.Callable[[str], t.Any]
     if closure is not None:
         # (the closure as kept in memory, so what this walk keeps in its ``written`` is
         # there for the next; with the entries just found on disk, which memory does not hold)
-        closure = _keep(memo_key, closure)._replace(kept_file=closure.kept_file)
+        closure = _keep(memo_key, closure)._replace(kept_file=closure.kept_file, from_disk=True)
         _counters.extra(PATH, "closure_disk_hit")
     return closure
 

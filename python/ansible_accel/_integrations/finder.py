@@ -403,6 +403,15 @@ def _start(walk: _Walk, name: str, module_fqn: str, module_data: t.Any, extensio
     return found, metadata, embeds, None
 
 
+def _count_from_disk(closure: closure_memo.Closure | None) -> None:
+    """A walk answered from a record on disk (its files scanned natively by an earlier run, or
+    another process) is the native path's answer in this run: one native call.  A walk
+    answered from memory is not counted again: the scans that made it were counted in this
+    process, or in the one it was forked from."""
+    if closure is not None and closure.from_disk:
+        _counters.native(PATH)
+
+
 def _recursive_finder_2_19(walk: _Walk, original: t.Callable):
     def recursive_finder(name, module_fqn, module_data, zf, date_time, extension_manager):
         compression = _finder_write.block_compression(walk, zf)
@@ -412,6 +421,7 @@ def _recursive_finder_2_19(walk: _Walk, original: t.Callable):
         except closure_memo.SourcesGone:
             _counters.fallback(PATH, "sources_gone")
             return original(name, module_fqn, module_data, zf, date_time, extension_manager)
+        _count_from_disk(closure)
         return metadata
 
     return recursive_finder
@@ -430,6 +440,7 @@ def _recursive_finder_2_21(walk: _Walk, original: t.Callable):
             # nothing is in zf yet, and ansible-core's walk gives its own answer)
             _counters.fallback(PATH, "sources_gone")
             return original(name, module_fqn, module_data, zf, date_time, extension_manager)
+        _count_from_disk(closure)
         if embeds:
             _finder_write.write_embeds(mc, embeds, zf, date_time, written)
         return metadata
