@@ -37,6 +37,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from typing import Self
 
 SSHD = "/usr/sbin/sshd"
 SSH_KEYGEN = shutil.which("ssh-keygen") or "/usr/bin/ssh-keygen"
@@ -62,11 +63,11 @@ def ensure_openssh_server(timeout: float = 900) -> None:
             return
         env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
         install = ["apt-get", "-o", "DPkg::Lock::Timeout=600", "install", "-y", "--no-install-recommends", "openssh-server"]
-        done = subprocess.run(install, env=env, capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run(install, check=False, env=env, capture_output=True, text=True, timeout=timeout)
         if done.returncode != 0:  # an empty or stale package list: update it once and try again
-            subprocess.run(["apt-get", "-o", "DPkg::Lock::Timeout=600", "update"], env=env, capture_output=True,
+            subprocess.run(["apt-get", "-o", "DPkg::Lock::Timeout=600", "update"], check=False, env=env, capture_output=True,
                            text=True, timeout=timeout)
-            done = subprocess.run(install, env=env, capture_output=True, text=True, timeout=timeout)
+            done = subprocess.run(install, check=False, env=env, capture_output=True, text=True, timeout=timeout)
         if done.returncode != 0 or not os.access(SSHD, os.X_OK):
             raise Unavailable(f"apt-get install openssh-server failed: {done.stdout[-2000:]}{done.stderr[-2000:]}")
 
@@ -198,8 +199,7 @@ class Sshd:
             self.port = free_port()
             self._write_config()
             with open(self.known_hosts, "w") as handle:
-                for address in self.addresses:
-                    handle.write(f"[{address}]:{self.port} {key_type} {key_data}\n")
+                handle.writelines(f"[{address}]:{self.port} {key_type} {key_data}\n" for address in self.addresses)
             command = [SSHD, "-e", "-f", self.config] if self.detach else [SSHD, "-D", "-e", "-f", self.config]
             if self.cgroup:  # the shell puts itself in the cgroup, then becomes sshd
                 command = ["/bin/sh", "-c", f'echo $$ > {shlex.quote(self.cgroup)}/cgroup.procs && exec "$@"', "sh", *command]
@@ -222,9 +222,8 @@ class Sshd:
     def _read_pid(self, timeout: float = 20) -> int | None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            with contextlib.suppress(OSError, ValueError):
-                with open(self.pid_file) as handle:
-                    return int(handle.read().split()[0])
+            with contextlib.suppress(OSError, ValueError), open(self.pid_file) as handle:
+                return int(handle.read().split()[0])
             time.sleep(0.05)
         return None
 
@@ -275,7 +274,7 @@ class Sshd:
     def ssh(self, command: str, address: str = "127.0.0.1", timeout: float = 60, **kwargs) -> subprocess.CompletedProcess:
         """Run ``command`` on the server with plain ``ssh`` (no ControlPersist)."""
         return subprocess.run(["ssh", *self.ssh_options(), "-p", str(self.port), f"{self.user}@{address}", command],
-                              capture_output=True, text=True, timeout=timeout, **kwargs)
+                              check=False, capture_output=True, text=True, timeout=timeout, **kwargs)
 
     def host_vars(self, address: str = "127.0.0.1") -> dict[str, str]:
         """Inventory variables of a host alias on ``address``."""
@@ -399,7 +398,7 @@ class Sshd:
         self.process = None
         self.pid = None
 
-    def __enter__(self) -> "Sshd":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -421,3 +420,12 @@ def interpreters() -> dict[str, str]:
         if os.path.exists(path):
             found[version] = os.path.realpath(path)
     return found
+
+
+def ended(pid: int) -> bool:
+    """``pid`` no longer runs (gone, or a zombie waiting for its parent)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True

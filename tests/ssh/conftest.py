@@ -8,7 +8,7 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import _sshd  # noqa: E402
+import _sshd
 
 
 @pytest.fixture(scope="session")
