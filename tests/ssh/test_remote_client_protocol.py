@@ -12,6 +12,7 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "runner"))
 import ansible_accel
+
 # The native client's whole suite, collected here again with the `client` fixture below.
 from test_client_protocol import *
 
