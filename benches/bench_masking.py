@@ -154,7 +154,7 @@ def _mask_object_rows(quick: bool, rnd: random.Random) -> list[Row]:
 
     return [compare(
         "masking", "mask_object", f"loop of {len(loop)}, {len(stdout) // 1000} KB stdout each",
-        python, lambda: secrets.mask_object_with(native, result, "$REDACTED$", lines_keys),
+        python, lambda: secrets._mask_object_with(native, result, "$REDACTED$", lines_keys),
         repeat=3 if quick else 5,
     )]
 

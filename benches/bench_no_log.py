@@ -63,7 +63,7 @@ def _with_native_remove_values(basic, call):
     try:
         return call()
     finally:
-        basic.remove_values = no_log.original_remove_values
+        basic.remove_values = no_log._original_remove_values
 
 
 def run(quick: bool) -> list[Row]:

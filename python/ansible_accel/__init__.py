@@ -3,6 +3,11 @@
 ``install()`` switches the accelerator on inside the installed ansible-core, ``uninstall()``
 puts every original object back, and ``status()`` says what is active and counts the calls
 that went native or fell back to ansible-core's own Python.
+
+The public API for action plugins and tooling (docs/api.md): ``argspec.validate``,
+``secrets.mask``, ``finder.scan_imports``, ``payload.build_zip`` and the rest of what the
+stubs (``*.pyi``) of ``argspec``, ``finder``, ``no_log``, ``payload`` and ``secrets`` name.
+Modules and names starting with an underscore are the accelerator's own.
 """
 
 from __future__ import annotations

@@ -1,13 +1,19 @@
-"""Native ``ArgumentSpecValidator.validate``: the same ``ValidationResult``, built from the
-Rust core's outcome for the specs and parameters it handles exactly.
+"""Validating parameters against an argument spec, natively, with ansible-core's results.
 
-A spec is compiled once per validator object (and again only if its ``argument_spec`` or
-check attributes are replaced).  Anything the core does not handle (see the reasons under
-``argspec`` in ``ansible_accel.status()``) runs ansible-core's own ``validate`` instead.
+Public: :func:`validate`, which returns what
+``ArgumentSpecValidator(argument_spec, ...).validate(parameters)`` of the installed ansible-core
+returns: the same ``ValidationResult`` (validated parameters, errors, warnings, deprecations,
+no_log values...).  Every other name here is the accelerator's own wiring.
+
+Specs and parameters the Rust core handles exactly are validated there; a spec is compiled
+once per validator object (and again only if its ``argument_spec`` or check attributes are
+replaced).  Anything the core does not handle (see the reasons under ``argspec`` in
+``ansible_accel.status()``) runs ansible-core's own ``validate`` instead.
 """
 
 from __future__ import annotations
 
+import collections.abc as _abc
 import copy
 import functools
 import threading
@@ -15,43 +21,43 @@ import typing as t
 
 from . import _counters, _native
 
-PATH = "argspec"
+_PATH = "argspec"
 
-_booleans_text: str | None = None
+_booleans_text_cached: str | None = None
 
 
-def booleans_text() -> str:
+def _booleans_text() -> str:
     """The valid-boolean list of ansible-core's bool error, in this interpreter's set order."""
-    global _booleans_text
-    if _booleans_text is None:
+    global _booleans_text_cached
+    if _booleans_text_cached is None:
         from ansible.module_utils.parsing.convert_bool import BOOLEANS
 
-        _booleans_text = ", ".join(repr(i) for i in BOOLEANS)
-    return _booleans_text
+        _booleans_text_cached = ", ".join(repr(i) for i in BOOLEANS)
+    return _booleans_text_cached
 
 
-_no_log_default_strings: bool | None = None
+_no_log_default_strings_cached: bool | None = None
 
 
-def no_log_default_strings() -> bool:
+def _no_log_default_strings() -> bool:
     """Whether this ansible-core records the strings of a no_log default (2.22) rather than
     the default itself (2.19, 2.21), asked of its own ``_set_defaults``."""
-    global _no_log_default_strings
-    if _no_log_default_strings is None:
+    global _no_log_default_strings_cached
+    if _no_log_default_strings_cached is None:
         from ansible.module_utils.common import parameters
 
         try:
             found = parameters._set_defaults({"probe": {"no_log": True, "default": ["text"]}}, {})
         except TypeError:  # the list itself went into a set
             found = None
-        _no_log_default_strings = found == {"text"}
-    return _no_log_default_strings
+        _no_log_default_strings_cached = found == {"text"}
+    return _no_log_default_strings_cached
 
 
 _fast: t.Any = None
 
 
-def fast_path() -> t.Any:
+def _fast_path() -> t.Any:
     """The native ``validate`` for this process's ansible-core (made on first use)."""
     global _fast
     if _fast is None:
@@ -59,16 +65,16 @@ def fast_path() -> t.Any:
         from ansible.module_utils.common import arg_spec as arg_spec_module
         from ansible.module_utils.common import parameters as parameters_module
 
-        register_tagged_types()
+        _register_tagged_types()
         result_class = arg_spec_module.ValidationResult
         _fast = _native.ArgspecFastPath(
             result_class, errors_module.AnsibleValidationErrorMultiple, errors_module, parameters_module,
             dict(parameters_module.DEFAULT_TYPE_VALIDATORS),
             getattr(arg_spec_module, "_secrets", None),  # 2.22+: validate registers no_log values
-            booleans_text(), no_log_default_strings(), _direct_results(result_class, errors_module),
+            _booleans_text(), _no_log_default_strings(), _direct_results(result_class, errors_module),
             _fallback_no_log_strings(parameters_module),
         )
-        _counters.pending(PATH, _native.argspec_take_native_count)
+        _counters.pending(_PATH, _native.argspec_take_native_count)
     return _fast
 
 
@@ -82,7 +88,7 @@ def _fallback_no_log_strings(parameters_module: t.Any) -> bool:
     return found == {"text"}
 
 
-def is_ansible_set_fallbacks(function: t.Any) -> bool:
+def _is_ansible_set_fallbacks(function: t.Any) -> bool:
     """Whether ``function`` is ansible-core's own ``set_fallbacks`` (not a replacement)."""
     from ansible.module_utils.common import parameters
 
@@ -90,11 +96,11 @@ def is_ansible_set_fallbacks(function: t.Any) -> bool:
     return function is parameters.set_fallbacks and code is not None and code.co_filename == parameters.__file__
 
 
-def compile_spec(validator: t.Any) -> t.Any:
+def _compile_spec(validator: t.Any) -> t.Any:
     """The compiled spec for ``validator`` (the same object while its spec and checks are the
     same, unchanged objects), or the reason (str) it is not handled."""
     try:
-        return fast_path().compiled(validator)
+        return _fast_path().compiled(validator)
     except Exception:  # noqa: BLE001 - an internal error: ansible-core's own code answers
         return "spec: native compile error"
 
@@ -112,7 +118,7 @@ def _direct_results(result_class: type, errors_module: t.Any) -> bool:
     return tuple(vars(probe)) == _RESULT_FIELDS and type(probe.errors) is errors_module.AnsibleValidationErrorMultiple
 
 
-def result_factory(result_class: type, errors_module: t.Any) -> t.Callable[..., t.Any]:
+def _result_factory(result_class: type, errors_module: t.Any) -> t.Callable[..., t.Any]:
     """Makes ``ValidationResult`` objects with the attributes ``__init__`` would give, in the
     same order, without its deepcopy; uses ``__init__`` if the class has other attributes."""
     multiple = errors_module.AnsibleValidationErrorMultiple
@@ -143,7 +149,7 @@ def result_factory(result_class: type, errors_module: t.Any) -> t.Callable[..., 
     return direct
 
 
-def build_result(make: t.Callable[..., t.Any], errors_module: t.Any, compiled: t.Any, outcome: tuple) -> t.Any:
+def _build_result(make: t.Callable[..., t.Any], errors_module: t.Any, compiled: t.Any, outcome: tuple) -> t.Any:
     """A ``ValidationResult`` holding what the core found (the long way: tagged data)."""
     validated, errors, groups, no_log, alias_warnings, deprecations = outcome[:6]
     no_log_values = [text for text, _ in no_log]
@@ -184,7 +190,7 @@ def _unsupported_message(unsupported: set, supported: dict) -> str:
 _replay = threading.local()
 
 
-def make_set_fallbacks(real: t.Callable) -> t.Callable:
+def _make_set_fallbacks(real: t.Callable) -> t.Callable:
     """``set_fallbacks`` as arg_spec's validate() calls it: the native attempt's results
     replayed once when they are pending for this spec, else ansible-core's own."""
 
@@ -204,13 +210,13 @@ def make_set_fallbacks(real: t.Callable) -> t.Callable:
     return set_fallbacks
 
 
-def make_validate(original: t.Callable, arg_spec_module: t.Any, errors_module: t.Any) -> t.Callable:
+def _make_validate(original: t.Callable, arg_spec_module: t.Any, errors_module: t.Any) -> t.Callable:
     """A replacement for ``ArgumentSpecValidator.validate`` that falls back to ``original``."""
     secrets = getattr(arg_spec_module, "_secrets", None)  # 2.22+: validate registers no_log values
-    make = result_factory(arg_spec_module.ValidationResult, errors_module)
+    make = _result_factory(arg_spec_module.ValidationResult, errors_module)
     from ansible.module_utils.common import parameters as parameters_module
 
-    register_tagged_types()
+    _register_tagged_types()
     try:
         from ansible.module_utils._internal._datatag import _AnsibleTaggedDict as tagged_dict
     except ImportError:
@@ -230,7 +236,7 @@ def make_validate(original: t.Callable, arg_spec_module: t.Any, errors_module: t
         finally:
             _replay.pending = None
 
-    fast_path()
+    _fast_path()
 
     @functools.wraps(original)
     def validate(self, parameters, *args, **kwargs):
@@ -247,7 +253,7 @@ def make_validate(original: t.Callable, arg_spec_module: t.Any, errors_module: t
                 parameters_module.DEFAULT_TYPE_VALIDATORS, arg_spec_module.set_fallbacks,
             )
         except Exception:  # noqa: BLE001 - an internal error: counted, and the long way answers
-            _counters.fallback(PATH, "internal: native validate error")
+            _counters.fallback(_PATH, "internal: native validate error")
             done = None
         if done is None:
             return the_long_way(self, parameters, args, kwargs)
@@ -259,7 +265,7 @@ def make_validate(original: t.Callable, arg_spec_module: t.Any, errors_module: t
              result.errors) = done
             return result
         reason, given, found = done  # given up after ansible-core's fallbacks ran
-        _counters.fallback(PATH, reason)
+        _counters.fallback(_PATH, reason)
         if given is not None:
             return given_back(self, parameters, given, found, args, kwargs)
         _replay.pending = (self.argument_spec, found, None)  # set_fallbacks raised `found`
@@ -274,24 +280,24 @@ def make_validate(original: t.Callable, arg_spec_module: t.Any, errors_module: t
         validators = parameters_module.DEFAULT_TYPE_VALIDATORS
         if validators is not validators_seen or validators != validators_then:
             # The core converts the builtin types itself: a replaced checker is not its to run.
-            _counters.fallback(PATH, "spec: DEFAULT_TYPE_VALIDATORS changed")
+            _counters.fallback(_PATH, "spec: DEFAULT_TYPE_VALIDATORS changed")
             return original(self, parameters, *args, **kwargs)
-        compiled = compile_spec(self)
+        compiled = _compile_spec(self)
         if isinstance(compiled, str):
-            _counters.fallback(PATH, compiled)
+            _counters.fallback(_PATH, compiled)
             return original(self, parameters, *args, **kwargs)
         given = parameters
         fallback_no_log: t.Any = ()
         if compiled.has_fallbacks():
             if not isinstance(parameters, dict) or (type(parameters) is not dict and type(parameters) is not tagged_dict):
-                _counters.fallback(PATH, "value: parameters not a dict")
+                _counters.fallback(_PATH, "value: parameters not a dict")
                 return original(self, parameters, *args, **kwargs)
             # ansible-core's own set_fallbacks, first as in validate(), on a copy we own.
             try:
                 given = dict(parameters)
                 fallback_no_log = arg_spec_module.set_fallbacks(self.argument_spec, given)
             except Exception as ex:  # noqa: BLE001 - ansible-core's validate meets it again
-                _counters.fallback(PATH, "value: fallback raised")
+                _counters.fallback(_PATH, "value: fallback raised")
                 _replay.pending = (self.argument_spec, ex, None)
                 try:
                     return original(self, parameters, *args, **kwargs)
@@ -302,22 +308,22 @@ def make_validate(original: t.Callable, arg_spec_module: t.Any, errors_module: t
         except Exception:  # noqa: BLE001 - counted; ansible-core's own code gives the answer
             outcome = "value: native validate error"
         if isinstance(outcome, str):
-            _counters.fallback(PATH, outcome)
+            _counters.fallback(_PATH, outcome)
             return given_back(self, parameters, given, fallback_no_log, args, kwargs)
         tagged = outcome[7] or compiled.tagged() or type(parameters) is not dict
         if tagged and any("<class '" in message for _, message in outcome[1]):
             # The message names the type of a value the core saw as a builtin, not tagged.
-            _counters.fallback(PATH, "value: type named in an error about a tagged value")
+            _counters.fallback(_PATH, "value: type named in an error about a tagged value")
             return given_back(self, parameters, given, fallback_no_log, args, kwargs)
-        result = build_result(make, errors_module, compiled, outcome)
+        result = _build_result(make, errors_module, compiled, outcome)
         result._no_log_values.update(fallback_no_log)
         if tagged:
             try:
                 spec = self.argument_spec
                 no_log = [*((value, "fallback") for value in fallback_no_log), *outcome[3]]
-                retag_result(result, spec, parameters, given, dict(outcome[8]), spec_strings(compiled, spec), no_log)
+                _retag_result(result, spec, parameters, given, dict(outcome[8]), _spec_strings(compiled, spec), no_log)
             except _Ambiguous:
-                _counters.fallback(PATH, "value: equal strings of different tags in a tagged result")
+                _counters.fallback(_PATH, "value: equal strings of different tags in a tagged result")
                 return given_back(self, parameters, given, fallback_no_log, args, kwargs)
         if outcome[6]:
             warn = parameters_module.warn  # what _validate_sub_spec calls, looked up as it does
@@ -325,11 +331,100 @@ def make_validate(original: t.Callable, arg_spec_module: t.Any, errors_module: t
                 warn(message)
         if secrets is not None:
             secrets.register_secrets(result._no_log_values)
-        _counters.native(PATH)
+        _counters.native(_PATH)
         return result
 
     validate.__ansible_accel_original__ = original  # type: ignore[attr-defined]
     return validate
+
+
+# --- the public function -----------------------------------------------------------------------
+
+_CHECKS = ("mutually_exclusive", "required_together", "required_one_of", "required_if", "required_by")
+_own_validates: dict[int, tuple[t.Callable, t.Callable]] = {}
+_own_validates_lock = threading.Lock()
+
+
+def validate(
+    argument_spec: t.Mapping[str, t.Any],
+    parameters: t.Mapping[str, t.Any],
+    *,
+    mutually_exclusive: t.Sequence[t.Sequence[str]] | None = None,
+    required_together: t.Sequence[t.Sequence[str]] | None = None,
+    required_one_of: t.Sequence[t.Sequence[str]] | None = None,
+    required_if: t.Sequence[t.Sequence[t.Any]] | None = None,
+    required_by: t.Mapping[str, t.Any] | None = None,
+) -> t.Any:
+    """Validate ``parameters`` against ``argument_spec`` as the installed ansible-core does.
+
+    Returns the ``ansible.module_utils.common.arg_spec.ValidationResult`` that
+    ``ArgumentSpecValidator(argument_spec, mutually_exclusive, required_together,
+    required_one_of, required_if, required_by).validate(parameters)`` returns: its
+    ``validated_parameters``, ``errors`` (an ``AnsibleValidationErrorMultiple``; validation
+    failures are reported there, not raised), ``error_messages``, ``unsupported_parameters``
+    and its warnings, deprecations and no_log values.  On ansible-core 2.22 the no_log values
+    found are registered with ansible-core's secret masker, as its ``validate`` does.
+    ``parameters`` is not changed.
+
+    Raises ``TypeError`` when ``argument_spec``, one of its options or ``parameters`` is not a
+    mapping; anything else is what ansible-core's own ``ArgumentSpecValidator`` raises for the
+    same input (such as a ``ValueError`` for a ``required_if`` entry that is too short).
+
+    Falls back to ansible-core's own ``validate`` (counted under ``argspec`` in
+    ``ansible_accel.status()``, with the reason) for whatever the native engine does not handle
+    exactly, for every call when ansible-core's version is not supported or the native engine
+    is missing, and for specs with ``fallback`` entries while the argspec path is not switched
+    on by ``ansible_accel.install()`` (their calls are then not repeated by a retry).
+    """
+    if not isinstance(argument_spec, _abc.Mapping):
+        raise TypeError(f"argument_spec must be a mapping, not {type(argument_spec).__name__}")
+    if not isinstance(parameters, _abc.Mapping):
+        raise TypeError(f"parameters must be a mapping, not {type(parameters).__name__}")
+    for name, option in argument_spec.items():
+        if not isinstance(option, _abc.Mapping):
+            raise TypeError(f"argument_spec[{name!r}] must be a mapping, not {type(option).__name__}")
+    from ansible.module_utils.common import arg_spec as arg_spec_module
+
+    validator = arg_spec_module.ArgumentSpecValidator(
+        argument_spec, mutually_exclusive=mutually_exclusive, required_together=required_together,
+        required_one_of=required_one_of, required_if=required_if, required_by=required_by,
+    )
+    installed = arg_spec_module.ArgumentSpecValidator.__dict__.get("validate")
+    if getattr(installed, "__ansible_accel_original__", None) is not None:
+        return validator.validate(parameters)  # the native path install() put in place
+    original, native = _own_validate(arg_spec_module, installed)
+    if native is None:
+        return original(validator, parameters)
+    compiled = _compile_spec(validator)
+    if not isinstance(compiled, str) and compiled.has_fallbacks() and not hasattr(
+        arg_spec_module.set_fallbacks, "__ansible_accel_original__"
+    ):
+        _counters.fallback(_PATH, "spec: fallbacks while the argspec path is not installed")
+        return original(validator, parameters)
+    return native(validator, parameters)
+
+
+def _own_validate(arg_spec_module: t.Any, current: t.Any) -> tuple[t.Callable, t.Callable | None]:
+    """ansible-core's own ``validate`` and a native one made on it for :func:`validate` (None,
+    with the reason counted, where this ansible-core or build has no native path)."""
+    key = id(current)
+    kept = _own_validates.get(key)
+    if kept is not None and kept[0] is current:
+        return kept
+    from . import _activation
+
+    reason = _activation.version_support(_activation.core_version())
+    if reason is None and not hasattr(_native, "ArgspecFastPath"):
+        reason = "this build of the native module has no argspec engine"
+    if reason is not None:
+        _counters.fallback(_PATH, reason)
+        return current, None
+    from ansible.module_utils import errors as errors_module
+
+    with _own_validates_lock:
+        kept = (current, _make_validate(current, arg_spec_module, errors_module))
+        _own_validates[key] = kept
+    return kept
 
 
 # --- controller data: ansible-core's tagged types ---------------------------------------------
@@ -350,7 +445,7 @@ _CONTAINERS: set = {dict, list}
 _IMMUTABLE: set = {str, int, float, bool, type(None)}
 
 
-def register_tagged_types() -> None:
+def _register_tagged_types() -> None:
     """Tells the native module which classes are ansible-core's tagged builtins (2.19+)."""
     try:
         from ansible.module_utils._internal import _datatag as tags
@@ -507,9 +602,9 @@ def _tags_of() -> t.Callable[[t.Any], t.Any]:
 _SPEC_STRINGS: dict[int, tuple[t.Any, t.Any, _Strings]] = {}
 
 
-def spec_strings(compiled: t.Any, spec: dict) -> _Strings:
+def _spec_strings(compiled: t.Any, spec: dict) -> _Strings:
     """The str objects of ``spec`` (`_strings`), walked once per compiled spec: a compiled spec
-    is the same object only while its spec is the same, unchanged objects (`compile_spec`), and
+    is the same object only while its spec is the same, unchanged objects (`_compile_spec`), and
     the strings found are only read."""
     kept = _SPEC_STRINGS.get(id(compiled))
     if kept is not None and kept[0] is compiled and kept[1] is spec:
@@ -538,12 +633,12 @@ def _strings(obj: t.Any, found: _Strings, keys: bool = True, depth: int = 0) -> 
     return found
 
 
-def retag_result(result: t.Any, spec: dict, parameters: t.Any, given: t.Any, returned: dict | None = None,
+def _retag_result(result: t.Any, spec: dict, parameters: t.Any, given: t.Any, returned: dict | None = None,
                  in_spec: _Strings | None = None, no_log: t.Iterable[tuple[t.Any, str]] = ()) -> None:
     """Puts the tagged objects ansible-core's validate() would hold into a native ``result``
     (whose strings and containers are builtins); ``returned``: what callable types returned
     for options given tagged values, which ansible-core's result holds as they are;
-    ``in_spec``: the spec's strings, if found before (`spec_strings`); ``no_log``: the no_log
+    ``in_spec``: the spec's strings, if found before (`_spec_strings`); ``no_log``: the no_log
     values of the fallbacks and of the core, each with where its object is ("fallback": the
     value itself; "given", "default" or "plain", from the core).
     Raises `_Ambiguous` (before changing ``result``) where a string's object cannot be told by

@@ -20,17 +20,17 @@ from ansible.module_utils import basic as _basic
 from ansible.module_utils.common import parameters as _parameters
 
 from . import _counters, _native
-from ._activation import core_minor
+from ._activation import core_minor as _core_minor
 
-PATH = "no_log"
-_CORE_DEPRECATED = core_minor() >= (2, 22)
+_PATH = "no_log"
+_CORE_DEPRECATED = _core_minor() >= (2, 22)
 _DEPRECATED_REASON = "deprecated in ansible-core 2.22 (its deprecation names the caller's frame)"
 _INTERNAL_ERROR = "internal error in the native engine"
 
 # ansible-core's own functions, captured before install() can replace the module attributes.
-original_remove_values = _parameters.remove_values
-original_sanitize_keys = _parameters.sanitize_keys
-original_heuristic_log_sanitize = _basic.heuristic_log_sanitize
+_original_remove_values = _parameters.remove_values
+_original_sanitize_keys = _parameters.sanitize_keys
+_original_heuristic_log_sanitize = _basic.heuristic_log_sanitize
 
 
 def _unpack_pair(item: t.Any) -> tuple[t.Any, t.Any]:
@@ -83,51 +83,59 @@ def _matcher(strings: list[str]) -> _native.NoLogMatcher | str:
 
 def _count_delegated(n: int) -> None:
     if n:
-        _counters.extra(PATH, "values handed to ansible-core's helper", n)
+        _counters.extra(_PATH, "values handed to ansible-core's helper", n)
 
 
-def remove_values(value, no_log_strings):
-    """``ansible.module_utils.common.parameters.remove_values``, natively."""
+def remove_values(value: t.Any, no_log_strings: t.Iterable[t.Any]) -> t.Any:
+    """What ``ansible.module_utils.common.parameters.remove_values(value, no_log_strings)``
+    returns: a copy of ``value`` (str, bytes, containers, nested) where a text equal to a
+    no_log value becomes ``VALUE_SPECIFIED_IN_NO_LOG_PARAMETER`` and every occurrence inside
+    a longer text becomes ``********``.  Raises what ansible-core's raises for the same input
+    (``TypeError`` for a value of a type it does not know...).  Falls back to ansible-core's
+    own function (counted under ``no_log``) on 2.22, where it is deprecated, and for no_log
+    values of str subclasses with their own comparison."""
     if _CORE_DEPRECATED:
-        _counters.fallback(PATH, _DEPRECATED_REASON)
-        return original_remove_values(value, no_log_strings)
+        _counters.fallback(_PATH, _DEPRECATED_REASON)
+        return _original_remove_values(value, no_log_strings)
     strings = _ordered(no_log_strings)
     matcher = _matcher(strings)
     if isinstance(matcher, str):
-        _counters.fallback(PATH, matcher)
-        return original_remove_values(value, strings)
+        _counters.fallback(_PATH, matcher)
+        return _original_remove_values(value, strings)
     try:
         result, delegated = _native.remove_values_walk(value, matcher, strings, _CONTEXT)
     except _native.NoLogInternalError:
-        _counters.fallback(PATH, _INTERNAL_ERROR)
-        return original_remove_values(value, strings)
+        _counters.fallback(_PATH, _INTERNAL_ERROR)
+        return _original_remove_values(value, strings)
     except BaseException:
-        _counters.native(PATH)  # ansible-core's own error, raised natively
+        _counters.native(_PATH)  # ansible-core's own error, raised natively
         raise
-    _counters.native(PATH)
+    _counters.native(_PATH)
     _count_delegated(delegated)
     return result
 
 
-def sanitize_keys(obj, no_log_strings, ignore_keys=frozenset()):
-    """``ansible.module_utils.common.parameters.sanitize_keys``, natively."""
+def sanitize_keys(obj: t.Any, no_log_strings: t.Iterable[t.Any], ignore_keys: t.Container[t.Any] = frozenset()) -> t.Any:
+    """What ``ansible.module_utils.common.parameters.sanitize_keys`` returns: a copy of
+    ``obj`` whose dict keys (except ``ignore_keys``) have the no_log values masked as
+    :func:`remove_values` masks texts.  Raises and falls back as :func:`remove_values`."""
     if _CORE_DEPRECATED:
-        _counters.fallback(PATH, _DEPRECATED_REASON)
-        return original_sanitize_keys(obj, no_log_strings, ignore_keys)
+        _counters.fallback(_PATH, _DEPRECATED_REASON)
+        return _original_sanitize_keys(obj, no_log_strings, ignore_keys)
     strings = _ordered(no_log_strings)
     matcher = _matcher(strings)
     if isinstance(matcher, str):
-        _counters.fallback(PATH, matcher)
-        return original_sanitize_keys(obj, strings, ignore_keys)
+        _counters.fallback(_PATH, matcher)
+        return _original_sanitize_keys(obj, strings, ignore_keys)
     try:
         result, delegated = _native.sanitize_keys_walk(obj, matcher, strings, ignore_keys, _CONTEXT)
     except _native.NoLogInternalError:
-        _counters.fallback(PATH, _INTERNAL_ERROR)
-        return original_sanitize_keys(obj, strings, ignore_keys)
+        _counters.fallback(_PATH, _INTERNAL_ERROR)
+        return _original_sanitize_keys(obj, strings, ignore_keys)
     except BaseException:
-        _counters.native(PATH)  # ansible-core's own error, raised natively
+        _counters.native(_PATH)  # ansible-core's own error, raised natively
         raise
-    _counters.native(PATH)
+    _counters.native(_PATH)
     _count_delegated(delegated)
     return result
 
@@ -139,21 +147,24 @@ def _scans_as_str(data: str) -> bool:
     )
 
 
-def heuristic_log_sanitize(data, no_log_values=None):
-    """``ansible.module_utils.basic.heuristic_log_sanitize``, natively."""
+def heuristic_log_sanitize(data: t.Any, no_log_values: t.Iterable[t.Any] | None = None) -> str:
+    """What ``ansible.module_utils.basic.heuristic_log_sanitize`` returns: ``data`` with what
+    looks like a password in a URL (``user:password@``) masked, then ``no_log_values``
+    removed as :func:`remove_values` does.  Falls back as :func:`remove_values`, and for a
+    text of a str subclass with its own searching or slicing."""
     if _CORE_DEPRECATED:
-        _counters.fallback(PATH, _DEPRECATED_REASON)
-        return original_heuristic_log_sanitize(data, no_log_values)
+        _counters.fallback(_PATH, _DEPRECATED_REASON)
+        return _original_heuristic_log_sanitize(data, no_log_values)
     data = _basic.to_native(data)
     if not (isinstance(data, str) and _scans_as_str(data)):
-        _counters.fallback(PATH, "text of a str type with its own search or slicing")
-        return original_heuristic_log_sanitize(data, no_log_values)
+        _counters.fallback(_PATH, "text of a str type with its own search or slicing")
+        return _original_heuristic_log_sanitize(data, no_log_values)
     try:
         output = _native.heuristic_scan_text(data)
     except _native.NoLogInternalError:
-        _counters.fallback(PATH, _INTERNAL_ERROR)
-        return original_heuristic_log_sanitize(data, no_log_values)
-    _counters.native(PATH)
+        _counters.fallback(_PATH, _INTERNAL_ERROR)
+        return _original_heuristic_log_sanitize(data, no_log_values)
+    _counters.native(_PATH)
     if output is None:
         output = data[0 : len(data)]  # ansible-core returns this slice: the same object for a str
     if no_log_values:

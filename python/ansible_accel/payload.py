@@ -40,16 +40,16 @@ import weakref
 import zipfile
 import zlib
 
-from . import _native
+from . import _counters, _native
 
 __all__ = [
-    "PayloadZipFile", "build_zip", "cache_stats", "clear_cache", "load_kept", "native_zlib_matches", "private_cache_dir", "retain_kept",
-    "warm_cache",
+    "PayloadZipFile", "build_zip", "cache_stats", "clear_cache", "private_cache_dir", "warm_cache",
 ]  # fmt: skip
 
 ZIP_STORED = zipfile.ZIP_STORED
 ZIP_DEFLATED = zipfile.ZIP_DEFLATED
 _NATIVE_METHODS = (ZIP_STORED, ZIP_DEFLATED)
+_PATH = "payload"
 
 
 def build_zip(
@@ -70,19 +70,33 @@ def build_zip(
     ``ZIP_DEFLATED`` (native); ``ZIP_BZIP2`` and ``ZIP_LZMA`` are written by zipfile itself;
     anything else raises zipfile's ``NotImplementedError``.  ``cache_dir``: a directory private
     to this user and run where deflated entries are shared with other processes (see
-    :func:`private_cache_dir`).
+    :func:`private_cache_dir`).  Other bad input raises a ``TypeError`` or ``ValueError``.
+
+    Written natively (counted under ``payload`` in ``ansible_accel.status()``), except, each
+    counted as a fallback with its reason: ``ZIP_BZIP2``/``ZIP_LZMA``, a date part beyond 64
+    bits, a system zlib that does not give the interpreter's bytes (deflated entries) and an
+    internal error of the native writer: zipfile writes those archives, with the same bytes.
     """
-    if compression in _NATIVE_METHODS and (compression == ZIP_STORED or native_zlib_matches()) and _native_date(date_time):
+    if compression in _NATIVE_METHODS and (compression == ZIP_STORED or _native_zlib_matches()) and _native_date(date_time):
         entries = list(entries)
         try:
-            return _native.payload_build_zip(entries, date_time, compression, cache_dir)
+            archive = _native.payload_build_zip(entries, date_time, compression, cache_dir)
         except _native.PayloadInternalError:
             # A failure of the native writer (a bug): zipfile writes the archive instead, and
             # has warned about duplicate names already.
+            _counters.fallback(_PATH, "build_zip: internal error in the native writer")
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 return _zipfile_archive(entries, date_time, compression)
+        _counters.native(_PATH)
+        return archive
     zipfile._check_compression(compression)  # zipfile's own error for unknown methods
+    if compression not in _NATIVE_METHODS:
+        _counters.fallback(_PATH, "build_zip: a compression method zipfile writes itself")
+    elif not _native_date(date_time):
+        _counters.fallback(_PATH, "build_zip: a date part beyond 64 bits")
+    else:
+        _counters.fallback(_PATH, "build_zip: the native zlib does not give the interpreter's bytes")
     return _zipfile_archive(entries, date_time, compression)
 
 
@@ -119,7 +133,7 @@ def warm_cache(datas: t.Iterable[bytes], *, cache_dir: str | os.PathLike[str] | 
     archives that hold them later only copy their streams.  Made for the controller before
     ansible-playbook forks its workers: they inherit the cache.  Returns how many were taken
     (none when the native zlib is not the interpreter's, whose streams would not be used)."""
-    if not native_zlib_matches():
+    if not _native_zlib_matches():
         return 0
     return _native.payload_warm_cache(list(datas), cache_dir)
 
@@ -154,7 +168,7 @@ def _zlib_probe() -> bytes:
 
 
 @functools.cache
-def native_zlib_matches() -> bool:
+def _native_zlib_matches() -> bool:
     """True when the native deflate gives the interpreter's ``zlib`` bytes (checked once)."""
     probe = _zlib_probe()
     compressor = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, -15)
@@ -170,7 +184,7 @@ def _interpreter_deflate(data: bytes, level: int | None) -> tuple[int, bytes]:
     return zlib.crc32(data), compressor.compress(data) + compressor.flush()
 
 
-# Bytes of kept entries held by the process at most (each KeptEntries counts while it lives).
+# Bytes of kept entries held by the process at most (each _KeptEntries counts while it lives).
 _KEPT_LIMIT = 64 << 20
 _kept_bytes = 0
 _kept_lock = threading.Lock()
@@ -199,7 +213,7 @@ def _renew_kept_lock() -> None:
 os.register_at_fork(after_in_child=_renew_kept_lock)
 
 
-class KeptEntries:
+class _KeptEntries:
     """Entries of an archive kept by :meth:`PayloadZipFile.keep_entries`: the native block
     (headers and data as written) and each entry's ``ZipInfo`` fields besides its date and
     what writing sets."""
@@ -211,8 +225,8 @@ class KeptEntries:
         self.names = frozenset(f[0] for f in fields)
 
 
-def retain_kept(kept: KeptEntries) -> bool:
-    """Count entries from :func:`load_kept` against the room kept entries may take in
+def _retain_kept(kept: _KeptEntries) -> bool:
+    """Count entries from :func:`_load_kept` against the room kept entries may take in
     memory, as :meth:`PayloadZipFile.keep_entries` counts its own, for as long as ``kept``
     lives; False (nothing counted) when there is no room for them: then do not keep them."""
     nbytes = kept.block.nbytes
@@ -222,13 +236,13 @@ def retain_kept(kept: KeptEntries) -> bool:
     return True
 
 
-def load_kept(path: str | os.PathLike[str]) -> KeptEntries | None:
+def _load_kept(path: str | os.PathLike[str]) -> _KeptEntries | None:
     """The entries a :meth:`PayloadZipFile.save_entries` left in the file ``path`` (for
     :meth:`PayloadZipFile.writestr_kept`), or None: no such file, or a damaged one."""
     block = _native.payload_block_load(path)
     if block is None:
         return None
-    return KeptEntries(block, tuple(block.fields()))
+    return _KeptEntries(block, tuple(block.fields()))
 
 
 class PayloadZipFile:
@@ -254,9 +268,9 @@ class PayloadZipFile:
         self.debug = 0
         self._filelist: list[zipfile.ZipInfo] = []
         self._name_to_info: dict[str, zipfile.ZipInfo] = {}
-        # entries written from a KeptEntries whose ZipInfo objects are made when first asked
+        # entries written from a _KeptEntries whose ZipInfo objects are made when first asked
         # for (see writestr_kept): they always come first
-        self._unmade: tuple[KeptEntries, tuple] | None = None
+        self._unmade: tuple[_KeptEntries, tuple] | None = None
         self._comment = b""
         self._datas: list[bytes] = []
         # the block of kept entries written first whose data were not given (see
@@ -292,7 +306,7 @@ class PayloadZipFile:
         if self._has_name(zinfo.filename):
             warnings.warn(f"Duplicate name: {zinfo.filename!r}", stacklevel=2)
         precompressed = None
-        if zinfo.compress_type == ZIP_DEFLATED and (zinfo._compresslevel is not None or not native_zlib_matches()):
+        if zinfo.compress_type == ZIP_DEFLATED and (zinfo._compresslevel is not None or not _native_zlib_matches()):
             precompressed = _interpreter_deflate(data, zinfo._compresslevel)
         zinfo.compress_size = 0
         zinfo.CRC = 0
@@ -329,7 +343,7 @@ class PayloadZipFile:
             and not any(self._has_name(name) for name in names)
             and all(isinstance(data, (bytes, bytearray)) for _, data in items)
             and all(z.compress_type in _NATIVE_METHODS and z._compresslevel is None for z, _ in items)
-            and (native_zlib_matches() or all(z.compress_type == ZIP_STORED for z, _ in items))
+            and (_native_zlib_matches() or all(z.compress_type == ZIP_STORED for z, _ in items))
         )  # fmt: skip
         if not simple:
             for zinfo, data in items:
@@ -383,14 +397,14 @@ class PayloadZipFile:
 
     def save_entries(self, directory: str, name: str, largest: int | None = None) -> bool:
         """Leave the entries written so far in ``directory`` as the file ``name``, for
-        :func:`load_kept` in another process (as :meth:`keep_entries` keeps them); not when
+        :func:`_load_kept` in another process (as :meth:`keep_entries` keeps them); not when
         their headers and data take more than ``largest`` bytes."""
         block = self._entries_block()
         if block is None or (largest is not None and block.nbytes > largest):
             return False
         return block.save(directory, name)
 
-    def keep_entries(self) -> KeptEntries | None:
+    def keep_entries(self) -> _KeptEntries | None:
         """The entries written so far, kept to be written again into other empty archives
         by :meth:`writestr_kept`; None unless every one was written natively from a
         ``ZipInfo`` by :meth:`writestr_many` or :meth:`writestr`, all with one date and
@@ -399,14 +413,14 @@ class PayloadZipFile:
         if block is None or not _hold_kept(block.nbytes):
             return None
         infos = self.filelist
-        kept = KeptEntries(block, tuple(
+        kept = _KeptEntries(block, tuple(
             (z.filename, z.compress_type, z.create_system, z.reserved, z.internal_attr, z.extra, z.comment)
             for z in infos
         ))  # fmt: skip
         weakref.finalize(kept, _release_kept, block.nbytes)
         return kept
 
-    def writestr_kept(self, kept: KeptEntries, date_time: tuple, datas: t.Sequence[bytes] | None = None) -> bool:
+    def writestr_kept(self, kept: _KeptEntries, date_time: tuple, datas: t.Sequence[bytes] | None = None) -> bool:
         """Into this empty archive, ``kept``'s entries (whose data are ``datas``, in order) dated
         ``date_time`` (six ints): the archive, ``ZipInfo`` objects and warnings are then those of
         ``writestr_many`` writing ``ZipInfo(name, date_time)`` for each with the kept fields.

@@ -7,6 +7,10 @@ JSON forms, new-secret trackers, a fork-safe lock, ``mask_string``, ``secrets_in
 shared masker: on ansible-core 2.22 that is ansible-core's own (so both see the same secrets),
 elsewhere this module's own.
 
+``mask(value, secrets)`` hides a given set of secrets in a text or an object the way the
+installed ansible-core hides them: 2.22's registered-secret masking there, ``remove_values``
+(the no_log scrubbing) on 2.19–2.21, which have no registered-secret masking.
+
 Any failure inside masking raises ``AnsibleSecretMaskError("secret masking failed")`` with no
 cause or context, so the exception can never carry the value it failed to mask.
 """
@@ -20,13 +24,17 @@ import threading as _threading
 import typing as _t
 
 from . import _counters
-from ._native import MaskTooDeep, SecretMatcher, SecretRegistry, mask_object_walk
+from ._native import MaskTooDeep as _MaskTooDeep
+from ._native import SecretMatcher
+from ._native import SecretRegistry as _SecretRegistry
+from ._native import mask_object_walk as _mask_object_walk
 
 __all__ = [
     "AnsibleSecretMaskError",
     "NewSecretTracker",
     "SecretMasker",
     "SecretMatcher",
+    "mask",
     "mask_object",
     "mask_secrets",
     "register_secret",
@@ -129,7 +137,7 @@ class SecretMasker:
     def __init__(self) -> None:
         self._new_secret_trackers: set[NewSecretTracker] = set()
         self._lock = _ForkSafeLock()
-        self._registry = SecretRegistry()
+        self._registry = _SecretRegistry()
 
     def track_new_secrets(self) -> NewSecretTracker:
         with self._lock:
@@ -266,10 +274,10 @@ def mask_object(
     ``{'stdout': 'stdout_lines'}``), under every dict: lines that still equal the text's
     ``splitlines()`` are rebuilt from the masked text rather than masked line by line.
     """
-    return mask_object_with(_shared_masker(), value, mask_placeholder, lines_keys)
+    return _mask_object_with(_shared_masker(), value, mask_placeholder, lines_keys)
 
 
-def mask_object_with(masker: _t.Any, value: _t.Any, placeholder: _t.Any, lines_keys: dict[str, str] | None) -> _t.Any:
+def _mask_object_with(masker: _t.Any, value: _t.Any, placeholder: _t.Any, lines_keys: dict[str, str] | None) -> _t.Any:
     """``mask_object`` on ``masker``: one of ours, or ansible-core's (native matcher or not)."""
     failed = False
     with masker._lock:
@@ -285,7 +293,7 @@ def mask_object_with(masker: _t.Any, value: _t.Any, placeholder: _t.Any, lines_k
         # 2.22's walk masks each string through ``masker.mask_string``: one overridden (on the
         # instance or in a subclass) must be called, so only the known ones are bypassed.
         native = (
-            type(engine) in (SecretRegistry, SecretMatcher)
+            type(engine) in (_SecretRegistry, SecretMatcher)
             and "mask_string" not in vars(masker)
             and getattr(type(masker), "mask_string", None) in _plain_mask_strings
         )
@@ -321,13 +329,13 @@ def _native_walk(engine: _t.Any, value: _t.Any, placeholder: str, lines_keys: di
     delegate = _NativeDelegate(engine, placeholder, lines_keys)
     try:
         return delegate.walk(value, _SHALLOW_DEPTH)
-    except MaskTooDeep:
+    except _MaskTooDeep:
         pass
     max_depth = min(_NATIVE_MAX_DEPTH, (_sys.getrecursionlimit() - _stack_depth() - _FRAMES_SPARE) // _FRAMES_PER_LEVEL)
     if max_depth > _SHALLOW_DEPTH:
         try:
             return delegate.walk(value, max_depth)
-        except MaskTooDeep:
+        except _MaskTooDeep:
             pass
     return _ObjectMasker(_native_text_masker(engine, placeholder), lines_keys).mask(value)
 
@@ -454,7 +462,7 @@ class _ObjectMasker:
 
 
 class _NativeDelegate(_ObjectMasker):
-    """The native walk (``mask_object_walk``) handles the builtin types itself and hands any
+    """The native walk (``_mask_object_walk``) handles the builtin types itself and hands any
     other value here: it is masked as 2.22 does, each of its children going back to the native
     walk one level deeper (the depth counts both walks together)."""
 
@@ -466,10 +474,10 @@ class _NativeDelegate(_ObjectMasker):
 
     def walk(self, value: _t.Any, max_depth: int) -> _t.Any:
         self._max_depth = max_depth
-        return mask_object_walk(*self._args, max_depth, value, 0)
+        return _mask_object_walk(*self._args, max_depth, value, 0)
 
     def mask(self, value: _t.Any) -> _t.Any:
-        return mask_object_walk(*self._args, self._max_depth, value, self._depth)
+        return _mask_object_walk(*self._args, self._max_depth, value, self._depth)
 
     def delegate(self, value: _t.Any, depth: int) -> _t.Any:
         saved, self._depth = self._depth, depth
@@ -477,3 +485,58 @@ class _NativeDelegate(_ObjectMasker):
             return _ObjectMasker.mask(self, value)
         finally:
             self._depth = saved
+
+
+# The name ``_integrations.masking`` calls it by.
+mask_object_with = _mask_object_with
+
+
+# --- masking with a given set of secrets ------------------------------------------------------
+
+
+class _CallMasker(SecretMasker):
+    """A masker for one call of :func:`mask`: a plain lock, so that making one registers no
+    fork handlers (a ``SecretMasker`` is meant to live as long as the process)."""
+
+    def __init__(self) -> None:
+        self._new_secret_trackers = set()
+        self._lock = _threading.Lock()  # type: ignore[assignment]
+        self._registry = _SecretRegistry()
+
+
+def mask(value: _t.Any, secrets: _c.Iterable[str], /) -> _t.Any:
+    """``value`` (a text, or a dict, list... holding texts) with ``secrets`` hidden the way the
+    installed ansible-core hides secrets; ``value`` itself is not changed.
+
+    On ansible-core 2.22 (where ``ansible.module_utils._internal._secrets`` has its
+    ``SecretMasker``) it is 2.22's registered-secret masking with only ``secrets`` registered:
+    what a new ``SecretMasker`` with them registered gives for a text (``mask_string``), and
+    what 2.22's object walk (``mask_object``) gives for anything else; every occurrence becomes
+    ``$REDACTED$``, a secret is registered stripped of surrounding whitespace, together with
+    its JSON-escaped forms.  An unchanged container comes back as the very same object.
+
+    On ansible-core 2.19–2.21, which have no registered-secret masking, it is what
+    ``ansible.module_utils.common.parameters.remove_values(value, secrets)`` returns: a text
+    equal to a secret becomes ``VALUE_SPECIFIED_IN_NO_LOG_PARAMETER``, every occurrence in a
+    longer text ``********``.
+
+    Raises ``TypeError`` when ``secrets`` is a single ``str`` or ``bytes`` (not a collection of
+    them) or is not iterable; otherwise what ansible-core raises for the same input (2.22: a
+    ``TypeError`` for a secret that is not a ``str``, ``AnsibleSecretMaskError`` when masking
+    fails, without the value).  Natively on every supported ansible-core; the fallbacks (to
+    2.22's Python for a value the native walk does not handle, to ansible-core's
+    ``remove_values`` on 2.19–2.21 for the no_log path's reasons) are counted under
+    ``masking`` or ``no_log`` in ``ansible_accel.status()``.
+    """
+    if isinstance(secrets, (str, bytes, bytearray)):
+        raise TypeError(f"secrets must be a collection of str, not a single {type(secrets).__name__}")
+    if not isinstance(secrets, _c.Iterable):
+        raise TypeError(f"secrets must be an iterable of str, not {type(secrets).__name__}")
+    secrets = list(secrets)
+    if _core is None:
+        from .no_log import remove_values
+
+        return remove_values(value, secrets)
+    masker = _CallMasker()
+    masker.register_secret_texts(secrets)
+    return _mask_object_with(masker, value, "$REDACTED$", None)

@@ -137,10 +137,10 @@ def test_compiled_once_per_validator():
     from ansible_accel import argspec
 
     validator = ArgumentSpecValidator({"a": {"type": "int"}})
-    first = argspec.compile_spec(validator)
-    assert argspec.compile_spec(validator) is first
+    first = argspec._compile_spec(validator)
+    assert argspec._compile_spec(validator) is first
     validator.argument_spec = {"a": {"type": "str"}}
-    assert argspec.compile_spec(validator) is not first
+    assert argspec._compile_spec(validator) is not first
     assert validator.validate({"a": 1}).validated_parameters == {"a": "1"}
 
 

@@ -259,9 +259,9 @@ def test_compiled_spec_shared_by_validators_of_the_same_spec_objects():
     from ansible_accel import argspec
 
     spec = {"a": {"type": "int"}}
-    first = argspec.compile_spec(arg_spec.ArgumentSpecValidator(spec))
-    assert argspec.compile_spec(arg_spec.ArgumentSpecValidator(spec)) is first
-    assert argspec.compile_spec(arg_spec.ArgumentSpecValidator(dict(spec))) is not first
+    first = argspec._compile_spec(arg_spec.ArgumentSpecValidator(spec))
+    assert argspec._compile_spec(arg_spec.ArgumentSpecValidator(spec)) is first
+    assert argspec._compile_spec(arg_spec.ArgumentSpecValidator(dict(spec))) is not first
 
 
 def test_many_specs_past_the_cache_bound():

@@ -167,9 +167,9 @@ def test_spec_strings_kept_per_compiled_spec_follow_spec_changes():
     for replacement in [None, _origin("web", 7), "web"]:
         if replacement is not None:
             spec["a"]["default"] = replacement
-        compiled = accel_argspec.compile_spec(validator)
-        strings = accel_argspec.spec_strings(compiled, validator.argument_spec)
-        assert accel_argspec.spec_strings(accel_argspec.compile_spec(validator), validator.argument_spec) is strings
+        compiled = accel_argspec._compile_spec(validator)
+        strings = accel_argspec._spec_strings(compiled, validator.argument_spec)
+        assert accel_argspec._spec_strings(accel_argspec._compile_spec(validator), validator.argument_spec) is strings
         assert strings["web"] is spec["a"]["default"]
         seen.append(strings)
         native_before = native_count()

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from ansible_accel import bytecode, bytecode_compile
+from ansible_accel import _bytecode as bytecode, _bytecode_compile as bytecode_compile
 
 from .conftest import interpreter, other_versions
 

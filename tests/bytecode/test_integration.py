@@ -14,7 +14,8 @@ import zipfile
 import pytest
 
 import ansible_accel
-from ansible_accel import _activation, bytecode
+from ansible_accel import _activation
+from ansible_accel import _bytecode as bytecode
 from ansible_accel._integrations import bytecode as bytecode_path
 
 from .conftest import interpreter, other_versions

@@ -14,7 +14,7 @@ import shutil
 
 import pytest
 
-from ansible_accel import bytecode
+from ansible_accel import _bytecode as bytecode
 
 from .conftest import HERE, VERSIONS, interpreter, other_versions, run_python, write_zip
 
@@ -138,7 +138,7 @@ def test_another_python_runs_the_sources(run_by, tmp_path, cache_dir):
 
 @pytest.mark.parametrize(("flags", "env"), [(["-O"], {}), ([], {"PYTHONNODEBUGRANGES": "1"})], ids=["-O", "no-debug-ranges"])
 def test_a_target_that_compiles_differently_runs_the_sources(flags, env, tmp_path, cache_dir):
-    from ansible_accel.bytecode import controller_compiler
+    from ansible_accel._bytecode import controller_compiler
     import sys
 
     archive = tmp_path / "ansible_main_mod_payload.zip"
@@ -152,7 +152,7 @@ def test_a_target_that_compiles_differently_runs_the_sources(flags, env, tmp_pat
 def test_a_target_that_checks_every_pyc_still_loads_the_bytecode(tmp_path, cache_dir):
     """The headers say "unchecked", but each holds its source's hash: a target told to check
     every hash-based pyc finds them equal and loads the bytecode."""
-    from ansible_accel.bytecode import controller_compiler
+    from ansible_accel._bytecode import controller_compiler
     import sys
 
     archive = tmp_path / "ansible_main_mod_payload.zip"

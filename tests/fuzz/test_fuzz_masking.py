@@ -118,6 +118,6 @@ def test_mask_object_like_2_22(case, placeholder):
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_secrets_object, "_secret_masker", reference)
         expected = outcome(_secrets_object.mask_object, value, mask_placeholder=placeholder, lines_keys=lines_keys)
-    got = outcome(secrets.mask_object_with, ours, value, placeholder, lines_keys)
+    got = outcome(secrets._mask_object_with, ours, value, placeholder, lines_keys)
     assert_same_outcome(expected, got, identity_of=value)
 

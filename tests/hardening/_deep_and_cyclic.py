@@ -91,7 +91,7 @@ def main(case: str) -> None:
         ours = secrets.SecretMasker()
         ours.register_secret_text("pw")
         reference = timed(_secrets_object.mask_object, value)
-        native = timed(secrets.mask_object_with, ours, value, "$REDACTED$", None)
+        native = timed(secrets._mask_object_with, ours, value, "$REDACTED$", None)
     else:
         from ansible.module_utils.common import parameters
 

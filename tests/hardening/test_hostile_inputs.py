@@ -134,13 +134,13 @@ def test_non_str_keys_and_values_in_mask_object():
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_secrets_object, "_secret_masker", reference)
         expected = outcome(_secrets_object.mask_object, value)
-    assert outcome(secrets.mask_object_with, ours, value, "$REDACTED$", None) == expected
+    assert outcome(secrets._mask_object_with, ours, value, "$REDACTED$", None) == expected
     # and without the tuple key (masked into an unhashable list, which fails in both)
     del value[12], value[(1, "pw")]
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_secrets_object, "_secret_masker", reference)
         expected = outcome(_secrets_object.mask_object, value)
-    assert outcome(secrets.mask_object_with, ours, value, "$REDACTED$", None) == expected
+    assert outcome(secrets._mask_object_with, ours, value, "$REDACTED$", None) == expected
 
 
 # --- no_log ---------------------------------------------------------------------------------

@@ -95,7 +95,7 @@ class _BrokenFastPath:
 def test_argspec_internal_failure_is_a_counted_fallback(accel, monkeypatch):
     from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
-    argspec.fast_path()
+    argspec._fast_path()
     monkeypatch.setattr(argspec, "_fast", _BrokenFastPath())
     spec = {"n": {"type": "int"}}
     before = _counters.snapshot()["argspec"]

@@ -68,7 +68,7 @@ def test_mask_object_failure_is_closed():
             raise ValueError("abcd leaked")
 
     with pytest.raises(secrets.AnsibleSecretMaskError) as info:
-        secrets.mask_object_with(masker, [Exploding(a=1)], "*", None)
+        secrets._mask_object_with(masker, [Exploding(a=1)], "*", None)
     assert info.value.__cause__ is None and info.value.__context__ is None
 
 
@@ -76,8 +76,8 @@ def test_mask_object_observable_details():
     masker = secrets.SecretMasker()
     masker.register_secret_texts(["abcd", "123"])
     untouched = {"a": ["x", 1, 2.5, None, True, b"abcd", bytearray(b"abcd")]}
-    assert secrets.mask_object_with(masker, untouched, "*", None) is untouched
-    result = secrets.mask_object_with(
+    assert secrets._mask_object_with(masker, untouched, "*", None) is untouched
+    result = secrets._mask_object_with(
         masker,
         {"k abcd": 1, "k *": 2, "k * (2)": 3, "n": 123, "f": 1.123, "t": ("abcd", "x"), "s": {"abcd"},
          "stdout": "a\nabcd", "stdout_lines": ["a", "abcd"], "stderr": "abcd", "stderr_lines": ["edited"]},

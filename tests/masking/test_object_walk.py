@@ -23,7 +23,7 @@ def _both(registered, value, lines_keys=LINES_KEYS, placeholder="$REDACTED$"):
     reference, ours = _pair(registered)
     expected = _secrets_object._Walker(reference, placeholder, lines_keys).mask(value)
     before = _counters.snapshot()["masking"]["native"]
-    got = secrets.mask_object_with(ours, value, placeholder, lines_keys)
+    got = secrets._mask_object_with(ours, value, placeholder, lines_keys)
     _same(expected, got)
     assert (expected is value) == (got is value)
     assert _counters.snapshot()["masking"]["native"] == before + 1
@@ -119,7 +119,7 @@ def test_too_deep_for_2_22_fails_like_it():
     with pytest.raises(Exception):
         _secrets_object._Walker(reference, "*", {}).mask(value)
     with pytest.raises(secrets.AnsibleSecretMaskError) as info:
-        secrets.mask_object_with(ours, value, "*", None)
+        secrets._mask_object_with(ours, value, "*", None)
     assert info.value.__context__ is None
 
 

@@ -188,7 +188,7 @@ def test_mask_object_equals_2_22(case, placeholder):
     lines_keys = {"stdout": "stdout_lines"}
     # 2.22's mask_object with this masker: its empty-registry shortcut, then its walk
     expected = _secrets_object._Walker(reference, placeholder, lines_keys).mask(value) if reference._forms else value
-    got = secrets.mask_object_with(ours, value, placeholder, lines_keys)
+    got = secrets._mask_object_with(ours, value, placeholder, lines_keys)
     _same(expected, got)
     assert (expected is value) == (got is value)
 

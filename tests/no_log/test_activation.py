@@ -37,7 +37,7 @@ def test_install_patches_every_importer_and_uninstall_restores_them():
         assert status["no_log"]["active"], status["no_log"]
         for (module, name), original in before.items():
             assert getattr(module, name) is getattr(no_log, name), f"{module.__name__}.{name}"
-            assert original is getattr(no_log, f"original_{name}")
+            assert original is getattr(no_log, f"_original_{name}")
     finally:
         ansible_accel.uninstall()
     for (module, name), original in before.items():

@@ -163,7 +163,7 @@ def test_duplicate_names_warn_as_zipfile_does(reference):
 def test_native_zlib_is_the_interpreters():
     # The check every deflated archive relies on; on this machine it must hold, or the
     # deflated archives above were written through the interpreter's zlib.
-    assert payload.native_zlib_matches()
+    assert payload._native_zlib_matches()
 
 
 def test_deflated_entries_are_reused_only_for_equal_data(reference):

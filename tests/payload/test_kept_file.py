@@ -1,5 +1,5 @@
 """Kept entries left in a file (``PayloadZipFile.save_entries``) and read back in another
-archive (``load_kept`` + ``writestr_kept`` without the data): the same archive as writing
+archive (``_load_kept`` + ``writestr_kept`` without the data): the same archive as writing
 the entries again, and the data, when asked for (``hand_over``, the bytecode path), the
 very data written."""
 
@@ -28,7 +28,7 @@ def _saved(tmp_path, compression, name="kept.block"):
 @pytest.mark.parametrize("compression", [zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED])
 @pytest.mark.parametrize("then", ["nothing", "writestr", "duplicate", "hand_over", "data"])
 def test_entries_read_back_from_a_file_are_the_same_writes_with_the_new_date(tmp_path, compression, then):
-    kept = payload.load_kept(_saved(tmp_path, compression))
+    kept = payload._load_kept(_saved(tmp_path, compression))
     assert kept is not None and len(kept.block) == 5
 
     def rest(archive):
@@ -63,17 +63,17 @@ def test_entries_read_back_from_a_file_are_the_same_writes_with_the_new_date(tmp
 def test_a_damaged_cut_or_missing_file_is_no_kept_entries(tmp_path):
     path = _saved(tmp_path, zipfile.ZIP_DEFLATED)
     good = path.read_bytes()
-    assert payload.load_kept(path) is not None
+    assert payload._load_kept(path) is not None
     for at in (3, len(good) // 3, len(good) - 100, len(good) - 2):
         damaged = bytearray(good)
         damaged[at] ^= 1
         path.write_bytes(bytes(damaged))
-        assert payload.load_kept(path) is None, at
+        assert payload._load_kept(path) is None, at
     path.write_bytes(good[:-1])
-    assert payload.load_kept(path) is None
+    assert payload._load_kept(path) is None
     path.write_bytes(b"")
-    assert payload.load_kept(path) is None
-    assert payload.load_kept(tmp_path / "missing.block") is None
+    assert payload._load_kept(path) is None
+    assert payload._load_kept(tmp_path / "missing.block") is None
 
 
 def test_entries_are_saved_only_when_they_can_be_kept(tmp_path):
@@ -93,7 +93,7 @@ def test_entries_are_saved_only_when_they_can_be_kept(tmp_path):
 
 
 def test_kept_entries_without_data_go_only_into_an_empty_archive(tmp_path):
-    kept = payload.load_kept(_saved(tmp_path, zipfile.ZIP_DEFLATED))
+    kept = payload._load_kept(_saved(tmp_path, zipfile.ZIP_DEFLATED))
     busy = payload.PayloadZipFile(io.BytesIO(), zipfile.ZIP_DEFLATED)
     busy.writestr(zipfile.ZipInfo("first.py", DT), b"")
     assert not busy.writestr_kept(kept, DT)

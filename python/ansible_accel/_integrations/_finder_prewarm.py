@@ -46,7 +46,7 @@ def _prewarm(walk: t.Any) -> None:
     _prewarm_locations(walk, imported)
     # the payload writer's one-off check of the native zlib, answered once for every worker,
     # and the deflate streams of those same files, which every payload carries
-    from ..payload import native_zlib_matches, warm_cache
+    from ..payload import _native_zlib_matches as native_zlib_matches, warm_cache
 
     if native_zlib_matches():
         warm_cache(sources)

@@ -13,7 +13,7 @@ import typing as t
 import zipfile
 
 from .. import _counters
-from ..payload import load_kept, retain_kept
+from ..payload import _load_kept as load_kept, _retain_kept as retain_kept
 from . import _finder_closure as closure_memo
 from . import _finder_disk
 from ._finder_locate import stamp, trusted

@@ -3,7 +3,7 @@
 zipimport compiles every ``.py`` of an AnsiBallZ payload from source on every module run,
 twice per module (its ``find_spec`` asks ``get_filename``, which compiles, then ``get_code``
 compiles again); that is most of a module's start-up.  With this path on, each Python entry
-of the payload gets a ``.pyc`` beside it (see ``ansible_accel.bytecode``), for one Python
+of the payload gets a ``.pyc`` beside it (see ``ansible_accel._bytecode``), for one Python
 version: the target's when it is known here, else the controller's.  A target of another
 version skips them (zipimport ignores a ``.pyc`` with another magic number) and runs the
 sources as before.
@@ -44,7 +44,7 @@ import typing as t
 import zipfile
 
 from .. import _counters
-from .. import bytecode as _bytecode
+from .. import _bytecode
 from .._activation import Patch, Unavailable
 
 PATH = "bytecode"

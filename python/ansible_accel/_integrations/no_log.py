@@ -30,9 +30,9 @@ def plan() -> list[Patch]:
     except Exception as ex:  # noqa: BLE001 - any failure means the path cannot be used here
         raise Unavailable(f"cannot load the native no_log functions: {ex!r}") from None
     originals = {
-        "remove_values": no_log.original_remove_values,
-        "sanitize_keys": no_log.original_sanitize_keys,
-        "heuristic_log_sanitize": no_log.original_heuristic_log_sanitize,
+        "remove_values": no_log._original_remove_values,
+        "sanitize_keys": no_log._original_sanitize_keys,
+        "heuristic_log_sanitize": no_log._original_heuristic_log_sanitize,
     }
     natives = {name: getattr(no_log, name) for name in _NAMES}
     patches = []

@@ -30,7 +30,8 @@ import zipfile
 
 from .. import _counters
 from .._activation import Patch, Unavailable
-from ..payload import PayloadZipFile, cache_stats, native_zlib_matches, private_cache_dir
+from ..payload import PayloadZipFile, cache_stats, private_cache_dir
+from ..payload import _native_zlib_matches as native_zlib_matches
 from .bytecode import add_bytecode as _add_bytecode  # the bytecode path's hook (a no-op unless opted in)
 
 PATH = "payload"

@@ -3,7 +3,7 @@
 zipimport compiles a ``.py`` entry with ``compile(source, path, 'exec', dont_inherit=True)``
 after turning ``\\r\\n`` and ``\\r`` into ``\\n``.  ``compile_pyc`` does the same (at
 optimization level 0, the level of a target run without ``-O``), under a placeholder file
-name that the payload's shim replaces on the target (see ``bytecode_shim``), and wraps the
+name that the payload's shim replaces on the target (see ``_bytecode_shim``), and wraps the
 code in an *unchecked hash-based* pyc header (PEP 552): whatever the entries' dates and the
 target's time zone, zipimport loads it without reading the ``.py`` entry beside it.  Unchecked
 is safe here because a payload is one archive whose entries are final when their bytecode is
@@ -16,7 +16,7 @@ A source that does not compile, or that warns when compiled (an invalid escape s
 gets no bytecode: the target compiles it as before, with its own error or warning.
 
 This file also runs, by path, under other local interpreters as a compile server
-(``python -I -S bytecode_compile.py``; frames on stdin/stdout, see ``serve``).  So it imports
+(``python -I -S _bytecode_compile.py``; frames on stdin/stdout, see ``serve``).  So it imports
 nothing from its package and stays valid Python 3.8.
 """
 

@@ -2,7 +2,7 @@
 
 ``payload_bytecode(entries, compiler, cache)`` returns the ``.pyc`` entries to add beside the
 ``.py`` entries of a payload: one per source that compiles without a warning, and for
-``ansible/__init__.py`` the shim of :mod:`ansible_accel.bytecode_shim` (without which no
+``ansible/__init__.py`` the shim of :mod:`ansible_accel._bytecode_shim` (without which no
 bytecode is added at all: it is what gives loaded code its source path on the target).
 
 Compilers: :class:`ControllerCompiler` (this interpreter) and :class:`ServerCompiler` (a
@@ -31,8 +31,8 @@ import tempfile
 import threading
 import typing as t
 
-from . import bytecode_compile
-from .bytecode_shim import SHIM_SOURCE
+from . import _bytecode_compile
+from ._bytecode_shim import SHIM_SOURCE
 
 __all__ = [
     "Compiler", "ControllerCompiler", "PycCache", "ServerCompiler", "default_cache_dir", "interpreter_compiler",
@@ -41,7 +41,7 @@ __all__ = [
 
 SHIM_ENTRY = "ansible/__init__.py"
 _FILE_PREFIX = b"ansible-accel pyc 2\n"  # 2: unchecked hash-based headers (1: checked)
-_SERVER_SCRIPT = os.path.abspath(bytecode_compile.__file__)
+_SERVER_SCRIPT = os.path.abspath(_bytecode_compile.__file__)
 
 
 class CompileError(Exception):
@@ -67,15 +67,15 @@ class ControllerCompiler(Compiler):
     """This interpreter's own ``compile()``."""
 
     def __init__(self) -> None:
-        self.magic = bytecode_compile.MAGIC
-        self.release = bytecode_compile.RELEASE
+        self.magic = _bytecode_compile.MAGIC
+        self.release = _bytecode_compile.RELEASE
 
     def compile_many(self, sources: list[bytes]) -> list[tuple[bool, bytes | str]]:
-        return [bytecode_compile.compile_pyc(source) for source in sources]
+        return [_bytecode_compile.compile_pyc(source) for source in sources]
 
 
 class ServerCompiler(Compiler):
-    """A compile server of another local interpreter (``python -I -S bytecode_compile.py``),
+    """A compile server of another local interpreter (``python -I -S _bytecode_compile.py``),
     started on the first batch; its hello must give the release it was probed with."""
 
     def __init__(self, interpreter: str, magic: bytes, release: str) -> None:
@@ -145,8 +145,8 @@ def _start_server(interpreter: str) -> tuple[bytes, str, subprocess.Popen]:
     except OSError as ex:
         raise CompileError(f"cannot run {interpreter}: {ex}") from ex
     try:
-        hello = _read_exact(process.stdout, len(bytecode_compile.HELLO) + 5)
-        if not hello.startswith(bytecode_compile.HELLO):
+        hello = _read_exact(process.stdout, len(_bytecode_compile.HELLO) + 5)
+        if not hello.startswith(_bytecode_compile.HELLO):
             raise EOFError("no hello")
         magic, size = hello[-5:-1], hello[-1]
         release = _read_exact(process.stdout, size).decode("ascii")
@@ -372,7 +372,7 @@ def payload_bytecode(sources: list[tuple[str, bytes]], compiler: Compiler, cache
     stub = next((data for name, data in sources if name == SHIM_ENTRY), None)
     if stub is None:
         return None
-    shim_request = bytecode_compile.substitute_request(SHIM_SOURCE.encode(), stub)
+    shim_request = _bytecode_compile.substitute_request(SHIM_SOURCE.encode(), stub)
     datas = [data for name, data in sources if name != SHIM_ENTRY]
     answers = cache.get_many(compiler, [*datas, shim_request])
     shim_ok, shim = answers.pop()
