@@ -487,10 +487,6 @@ class _NativeDelegate(_ObjectMasker):
             self._depth = saved
 
 
-# The name ``_integrations.masking`` calls it by.
-mask_object_with = _mask_object_with
-
-
 # --- masking with a given set of secrets ------------------------------------------------------
 
 

@@ -158,7 +158,7 @@ def _native_mask_object(original: t.Callable[..., t.Any], secrets_object: t.Any,
         """Recursively mask registered secrets in the dict or list ``value``."""
         # Read at call time, as ansible-core's own function does.
         masker = secrets_object._secret_masker
-        return accel.mask_object_with(masker, value, mask_placeholder, lines_keys)
+        return accel._mask_object_with(masker, value, mask_placeholder, lines_keys)
 
     mask_object.__wrapped__ = original  # type: ignore[attr-defined]
     return mask_object
