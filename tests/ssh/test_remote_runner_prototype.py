@@ -17,6 +17,7 @@ import time
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "runner"))
+import _sshd
 import ansible_accel
 from _runner_support import INTERPRETER, build_scripts, normalized
 from ansible_accel import _runner_pool
@@ -88,9 +89,9 @@ class Host:
         return subprocess.run([*self.base, "-o", "ControlMaster=no", self.target, command], input=stdin,
                               capture_output=True, timeout=120, check=False)
 
-    def keeper(self, directory: str, files: dict[str, bytes]) -> subprocess.Popen:
+    def keeper(self, directory: str, files: dict[str, bytes], python: str) -> subprocess.Popen:
         """The lifeline's channel: starts the runner in DIRECTORY and keeps its standard input open."""
-        command = f"{shlex.quote(INTERPRETER)} -I -S -c {shlex.quote(BOOT)} {shlex.quote(directory)}"
+        command = f"{shlex.quote(python)} -I -S -c {shlex.quote(BOOT)} {shlex.quote(directory)}"
         process = subprocess.Popen([*self.base, "-o", "ControlMaster=no", self.target, command], stdin=subprocess.PIPE,
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         process.stdin.write(_pack(files))
@@ -118,14 +119,20 @@ def _cmdline(pid: int) -> str:
         return ""
 
 
-def _start(host, tmp_path, scripts):
+# The hosts' interpreters: this environment's, and the other test environments' base Pythons
+# (the scripts are this ansible-core's, which runs on each of them as a target).
+HOST_PYTHONS = [INTERPRETER] + [path for version, path in sorted(_sshd.interpreters().items())
+                                if version != f"{sys.version_info[0]}.{sys.version_info[1]}"]
+
+
+def _start(host, tmp_path, scripts, python=INTERPRETER):
     directory = str(tmp_path / "remote" / "ansible-accel-run")
     os.makedirs(os.path.dirname(directory), mode=0o700)
     with open(scripts["observe"], "rb") as handle:
         probe = _runner_pool.probe_script(handle.read())
     files = {name: _read(path) for name, path in FILES.items()}
     files["r.probe"] = probe
-    keeper = host.keeper(directory, files)
+    keeper = host.keeper(directory, files, python)
     sock = os.path.join(directory, "r.sock")
     deadline = time.monotonic() + 120
     while not os.path.exists(sock):
@@ -142,17 +149,19 @@ def _wait_gone(sshd, directory, seconds=30) -> list[int]:
     return _runner_processes(sshd, directory)
 
 
-@pytest.mark.parametrize("end", ["closed", "killed"])
-def test_modules_run_warm_over_ssh_and_nothing_is_left(sshd, tmp_path, scripts, end):
+@pytest.mark.parametrize(("end", "python"), [("closed", HOST_PYTHONS[0]), ("killed", HOST_PYTHONS[0]),
+                                             *[("closed", p) for p in HOST_PYTHONS[1:]]],
+                         ids=lambda v: os.path.basename(v))
+def test_modules_run_warm_over_ssh_and_nothing_is_left(sshd, tmp_path, scripts, end, python):
     host = Host(sshd, tmp_path)
     keeper = None
     try:
-        keeper, directory, sock = _start(host, tmp_path, scripts)
+        keeper, directory, sock = _start(host, tmp_path, scripts, python)
         assert oct(os.stat(directory).st_mode & 0o777) == "0o700"
         client = os.path.join(directory, "client.py")
         for name in ("observe", "ping", "exit3", "term", "raise"):
-            plain = host.run(f"/bin/sh -c {shlex.quote(f'{INTERPRETER} {scripts[name]}')}")
-            warm = host.run(f"/bin/sh -c {shlex.quote(f'{INTERPRETER} -I -S {client} {sock} {INTERPRETER} {scripts[name]}')}")
+            plain = host.run(f"/bin/sh -c {shlex.quote(f'{python} {scripts[name]}')}")
+            warm = host.run(f"/bin/sh -c {shlex.quote(f'{python} -I -S {client} {sock} {python} {scripts[name]}')}")
             if name == "observe":
                 views = [json.loads(normalized(d.stdout))["observed"] for d in (plain, warm)]
                 for view in views:
@@ -215,3 +224,38 @@ def test_cpu_of_a_module_start_on_the_host(sshd, tmp_path, scripts):
             keeper.wait()
         host.close()
 
+
+
+@pytest.mark.parametrize("fault", ["directory removed", "runner killed"])
+def test_a_module_after_a_fault_runs_the_ordinary_way_once(sshd, tmp_path, scripts, fault):
+    """The remote tmp removed between tasks, or the runner killed: the next module's client
+    finds no runner and runs the module itself, once, with the same result."""
+    host = Host(sshd, tmp_path)
+    keeper = None
+    try:
+        keeper, directory, sock = _start(host, tmp_path, scripts)
+        client_text = _read(os.path.join(directory, "client.py"))
+        spare = tmp_path / "client.py"  # where the client still is after the fault (it ships again in real use)
+        spare.write_bytes(client_text)
+        marker = tmp_path / "runs"
+        command = f"echo run >> {marker}; {INTERPRETER} -I -S {spare} {sock} {INTERPRETER} {scripts['exit3']}"
+        exit3 = scripts["exit3"]
+        plain = host.run(f"/bin/sh -c {shlex.quote(f'{INTERPRETER} {exit3}')}")
+        if fault == "directory removed":
+            assert host.run(f"rm -rf {shlex.quote(directory)}").returncode == 0
+        else:
+            runners = [p for p in _runner_processes(sshd, directory) if "server.py" in _cmdline(p)]
+            assert len(runners) == 1, runners
+            os.kill(runners[0], 9)
+        after = host.run(f"/bin/sh -c {shlex.quote(command)}")
+        assert (after.returncode, normalized(after.stdout), after.stderr) == \
+            (plain.returncode, normalized(plain.stdout), plain.stderr)
+        assert marker.read_text() == "run\n"
+        keeper.stdin.close()
+        keeper.wait(30)
+        assert _wait_gone(sshd, directory) == []
+    finally:
+        if keeper is not None and keeper.poll() is None:
+            keeper.kill()
+            keeper.wait()
+        host.close()
