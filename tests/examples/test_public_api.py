@@ -103,9 +103,20 @@ PARAMETER_SETS = [
 ]
 
 
+def _typed(value):
+    """``value`` with the type of every part spelled out (1, True and 1.0 differ)."""
+    if isinstance(value, dict):
+        return ("dict", [(_typed(k), _typed(v)) for k, v in value.items()])
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = [_typed(v) for v in value]
+        return (type(value).__name__, sorted(items, key=repr) if isinstance(value, (set, frozenset)) else items)
+    return (type(value).__name__, repr(value))
+
+
 def _observable(result) -> dict:
     return {
-        "validated": result.validated_parameters,
+        "validated": _typed(result.validated_parameters),
+        "supported": _typed(result._supported_parameters),
         "errors": [(type(e).__name__, str(e)) for e in result.errors],
         "error_messages": result.error_messages,
         "unsupported": result.unsupported_parameters,
@@ -215,7 +226,7 @@ def test_mask_is_ansible_cores(value, given) -> None:
     before = copy.deepcopy(value)
     ours = secrets.mask(value, given)
     theirs = _core_mask(copy.deepcopy(value), list(given))
-    assert ours == theirs and type(ours) is type(theirs)
+    assert _typed(ours) == _typed(theirs)
     assert value == before
     # An unchanged value comes back as itself exactly where ansible-core's does.
     ours_same = secrets.mask(value, given) is value
