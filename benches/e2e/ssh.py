@@ -1,0 +1,303 @@
+"""End to end over SSH: real ``ansible-playbook`` runs against a private sshd on this machine,
+accelerator off and on, and Mitogen, with ansible-core's defaults (no pipelining) and with
+pipelining.
+
+``python -m benches.e2e.ssh [--python PY] [--hosts N] [--addresses N] [--mode M]... [--pipelining {off,on,both}]
+[--repeats N] [--playbook modules] [--json FILE] [--markdown FILE]``
+
+The server is the SSH test bed's (``tests/ssh/_sshd.py``): Debian's sshd on 127.0.0.1..N (each
+alias its own SSH connection and ControlPersist master, as distinct hosts), generated keys,
+host keys checked against a generated ``known_hosts``, in a cgroup of its own.  The hosts'
+interpreter is the controller environment's Python (the playbook's collections need its
+packages on the host), given as ``ansible_python_interpreter``.
+
+Each run starts with no SSH connection open and ends when every ControlPersist master of the
+run has been ended (``ssh`` exits cleanly on SIGTERM) and the server has no process left for it, so a
+run pays for its own connections and nothing carries over to the next.  Measured per run:
+
+- wall: until ``ansible-playbook`` exits;
+- controller: the CPU of every process the run started on the controller's side (``ansible-playbook``,
+  its workers, ``ssh`` clients and masters, Mitogen's processes), by ``RUSAGE_CHILDREN`` with this
+  process as their subreaper (``tree.py``);
+- hosts: the CPU of the sshd's cgroup over the run (each connection's sshd, the shells, the module
+  interpreters, anything they started);
+- tree: the two together.
+
+Every run's task results and printed lines are compared with the first "off" run of the same
+pipelining setting (``compare.py``): a difference in an accelerated run is a problem; Mitogen's
+are counted and listed, not failures.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import resource
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from . import compare, tree
+from .playbook_run import (
+    HERE,
+    accelerated,
+    clean_environment,
+    command_for,
+    environment_of,
+    unavailable,
+)
+from .run_e2e import make_inputs, run_order
+
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(REPO, "tests", "ssh"))
+import _sshd
+
+MODES = ("off", "on", "runner", "mitogen")
+LABELS = {"off": "off", "on": "on (runner off)", "runner": "on", "mitogen": "mitogen"}
+SETTLE_SECONDS = 30.0
+
+
+def inventory(server: _sshd.Sshd, hosts: int, python: str, remote_tmp: str) -> str:
+    lines = ["[e2e]"]
+    for i in range(1, hosts + 1):
+        values = dict(server.host_vars(server.addresses[(i - 1) % len(server.addresses)]),
+                      ansible_python_interpreter=python, ansible_remote_tmp=remote_tmp)
+        lines.append(f"host{i:02d}" + "".join(f" {k}='{v}'" if " " in v else f" {k}={v}" for k, v in values.items()))
+    return "\n".join(lines) + "\n"
+
+
+def _end_connections(server: _sshd.Sshd) -> None:
+    """End this run's ControlPersist masters and wait (bounded) for the server's processes for it to end."""
+    for pid in server.control_masters():
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + SETTLE_SECONDS
+    while (server.control_masters() or server.host_processes()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def one_run(env: dict, server: _sshd.Sshd, playbook: str, mode: str, pipelining: bool, work: str, inputs: str,
+            hosts: int) -> dict:
+    root = os.path.join(work, "files")
+    shutil.rmtree(root, ignore_errors=True)
+    os.makedirs(root)
+    remote_tmp = os.path.join(work, "remote-tmp")
+    results_file, stats_file = os.path.join(work, "results.json"), os.path.join(work, "stats.json")
+    for path in (results_file, stats_file):
+        if os.path.exists(path):
+            os.remove(path)
+    inventory_file = os.path.join(work, "inventory.ini")
+    with open(inventory_file, "w") as handle:
+        handle.write(inventory(server, hosts, env["executable"], remote_tmp))
+    environ = clean_environment(
+        ANSIBLE_CONFIG=os.path.join(HERE, "ssh.cfg"),
+        ANSIBLE_CALLBACK_PLUGINS=os.path.join(HERE, "callback_plugins"),
+        ANSIBLE_CALLBACKS_ENABLED="e2e_results",
+        ANSIBLE_LIBRARY=os.path.join(HERE, "library"),
+        ANSIBLE_LOCAL_TEMP=os.path.join(work, "local-tmp"),
+        ANSIBLE_PIPELINING=str(pipelining),
+        E2E_RESULTS_FILE=results_file,
+    )
+    args = ["-i", inventory_file, os.path.join(HERE, f"{playbook}.yml"), "-e", f"e2e_root={root}", "-e", f"e2e_inputs={inputs}"]
+    command = command_for(env, mode, environ, work, stats_file)
+    _end_connections(server)  # nothing open from before
+    load_before = list(os.getloadavg())
+    hosts_before = server.cpu()
+    with tree.Tree() as processes:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        completed = subprocess.run([*command, *args], check=False, env=environ, cwd=HERE, stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, text=True, errors="replace")
+        wall = time.perf_counter() - started
+        _end_connections(server)
+        outcome = processes.settle()
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    hosts_cpu = server.cpu() - hosts_before if hosts_before is not None else None
+    controller = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    left_on_hosts = [f"{p} {_sshd.command_line(p)[:200]}" for p in server.host_processes()]
+    server.kill_host_processes()
+    return {
+        "mode": mode, "pipelining": pipelining, "returncode": completed.returncode, "wall": wall,
+        "controller_cpu": controller, "hosts_cpu": hosts_cpu, "cpu": controller + (hosts_cpu or 0.0),
+        "left_behind": outcome.left_behind, "left_on_hosts": left_on_hosts,
+        "outlived": outcome.programs(), "load_before": load_before, "load_after": list(os.getloadavg()),
+        "output": completed.stdout, "results": _load(results_file),
+        "stats": _load(stats_file) if accelerated(mode) else None,
+    }
+
+
+def _load(path: str) -> dict | None:
+    try:
+        with open(path) as handle:
+            return json.load(handle)
+    except (OSError, ValueError):
+        return None
+
+
+def describe(run: dict) -> str:
+    hosts = "n/a" if run["hosts_cpu"] is None else f"{run['hosts_cpu']:.1f}s"
+    return (f"{run['wall']:.1f}s wall, tree {run['cpu']:.1f}s CPU (controller {run['controller_cpu']:.1f}s, "
+            f"sshd and hosts {hosts}), load {run['load_before'][0]:.2f} -> {run['load_after'][0]:.2f}"
+            + ("" if run["returncode"] == 0 else f", EXIT STATUS {run['returncode']}")
+            + (f", {len(run['left_behind'])} PROCESSES LEFT BEHIND" if run["left_behind"] else "")
+            + (f", {len(run['left_on_hosts'])} PROCESSES LEFT ON THE HOSTS" if run["left_on_hosts"] else ""))
+
+
+def check(run: dict, reference: dict | None) -> tuple[list[str], list[str]]:
+    """(problems, differences reported for Mitogen) of ``run`` against the reference off run."""
+    problems: list[str] = []
+    if run["returncode"] != 0:
+        fatal = [line[:300] for line in run["output"].splitlines() if line.startswith(("fatal:", "failed:", "ERROR"))]
+        problems.append(f"exit status {run['returncode']}: {fatal[:4] or run['output'][-600:]}")
+    if run["left_behind"] or run["left_on_hosts"]:
+        problems.append(f"processes left behind: {(run['left_behind'] + run['left_on_hosts'])[:4]}")
+    if accelerated(run["mode"]):
+        stats = run["stats"] or {}
+        if not stats.get("installed"):
+            problems.append(f"the accelerator was not installed ({stats.get('reason')})")
+    if reference is None:
+        return problems, []
+    if run["mode"] == "mitogen":
+        return problems, compare.differences_by_task(reference["results"], reference["output"], run["results"],
+                                                     run["output"], labels=("off", "mitogen"))
+    problems += compare.differences(reference["results"], reference["output"], run["results"], run["output"],
+                                    labels=("off run 1", run["mode"]))
+    return problems, []
+
+
+def _median(runs: list[dict], key: str) -> float | None:
+    values = [r[key] for r in runs if r.get(key) is not None]
+    return statistics.median(values) if values else None
+
+
+def table(report: dict) -> list[str]:
+    header = (f"{'setting':<12} {'mode':<16} {'runs':>4} {'wall s':>8} {'tree CPU s':>10} {'controller':>10} {'hosts':>8}"
+              f" {'CPU/off':>8} {'wall/off':>8} {'CPU/mitogen':>11} {'wall/mitogen':>12}  results")
+    lines = [header]
+    for setting, entry in report["settings"].items():
+        runs = entry["runs"]
+        medians = {m: {k: _median([r for r in runs if r["mode"] == m], k) for k in ("wall", "cpu", "controller_cpu", "hosts_cpu")}
+                   for m in report["modes"]}
+        for mode in report["modes"]:
+            mine = [r for r in runs if r["mode"] == mode]
+            if not mine:
+                continue
+            m, off, mit = medians[mode], medians.get("off", {}), medians.get("mitogen", {})
+
+            def ratio(a, b):
+                return f"{a / b:.3f}" if a is not None and b else "-"
+            result = (f"{len(entry['reported'])} differences (reported)" if mode == "mitogen"
+                      else ("identical" if not entry["problems"].get(mode) else f"{len(entry['problems'][mode])} PROBLEMS"))
+            hosts = "-" if m["hosts_cpu"] is None else f"{m['hosts_cpu']:.1f}"
+            lines.append(f"{setting:<12} {LABELS[mode]:<16} {len(mine):>4} {m['wall']:>8.1f} {m['cpu']:>10.1f} "
+                         f"{m['controller_cpu']:>10.1f} {hosts:>8} {ratio(m['cpu'], off.get('cpu')):>8} "
+                         f"{ratio(m['wall'], off.get('wall')):>8} {ratio(m['cpu'], mit.get('cpu')):>11} "
+                         f"{ratio(m['wall'], mit.get('wall')):>12}  {result}")
+    return lines
+
+
+def markdown(report: dict) -> str:
+    about = (f"`{report['playbook']}.yml` on ansible-core {report['env']['ansible_core']} (Python {report['env']['python']}), "
+           f"{report['hosts']} host aliases on {report['addresses']} loopback addresses of one private sshd, "
+           f"{report['repeats']} repeat(s); Mitogen {report['env']['mitogen'].get('version') or 'not run'}. "
+           f"Machine: {report['machine']['cpus']} CPUs, load average at the start {report['machine']['load'][0]:.2f}. "
+           "Tree CPU = the controller's processes plus the sshd's cgroup (every process it started for the hosts).")
+    out = [f"# End to end over SSH ({report['started']})", "", about, "", "```", *table(report), "```", ""]
+    for setting, entry in report["settings"].items():
+        for mode, problems in entry["problems"].items():
+            out += [f"- PROBLEM ({setting}, {mode}): {p}" for p in problems]
+        out += [f"- mitogen differs ({setting}): {d}" for d in entry["reported"][:40]]
+    return "\n".join(out) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m benches.e2e.ssh", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--python", default=sys.executable, help="interpreter of a venv with ansible and ansible-accel")
+    parser.add_argument("--hosts", type=int, default=2, help="host aliases (default 2)")
+    parser.add_argument("--addresses", type=int, default=0, help="loopback addresses to spread them over (default: one each)")
+    parser.add_argument("--mode", action="append", choices=MODES, help="only these modes (default: off, on, mitogen)")
+    parser.add_argument("--pipelining", choices=("off", "on", "both"), default="both")
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--playbook", default="modules", choices=("modules",))
+    parser.add_argument("--json")
+    parser.add_argument("--markdown")
+    options = parser.parse_args(argv)
+    modes = tuple(m for m in MODES if (options.mode and m in options.mode) or (not options.mode and m != "on"))
+    env = environment_of(options.python)
+    skipped = {m: r for m in modes if (r := unavailable(env, m))}
+    modes = tuple(m for m in modes if m not in skipped)
+    settings = {"off": [False], "on": [True], "both": [False, True]}[options.pipelining]
+    addresses = options.addresses or options.hosts
+    report = {"started": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+              "playbook": options.playbook, "hosts": options.hosts, "addresses": addresses, "repeats": options.repeats,
+              "modes": list(modes), "skipped": skipped, "finished": False,
+              "env": {k: env[k] for k in ("python", "ansible_core", "mitogen")},
+              "machine": {"cpus": os.cpu_count(), "load": list(os.getloadavg())}, "settings": {}}
+    for mode, reason in skipped.items():
+        print(f"   no {LABELS[mode]} runs: {reason}")
+    work = tempfile.mkdtemp(prefix="ansible-accel-e2e-ssh-")
+    server = _sshd.Sshd(addresses=addresses, detach=True)
+    try:
+        inputs = os.path.join(work, "inputs")
+        make_inputs(env, inputs)
+        print(f"== e2e over SSH: {options.playbook}.yml, ansible-core {env['ansible_core']}, {options.hosts} hosts on "
+              f"sshd port {server.port} ({'cgroup ' + server.cgroup if server.cgroup else 'no cgroup: hosts CPU not read'})",
+              flush=True)
+        for pipelining in settings:
+            setting = "pipelining" if pipelining else "defaults"
+            entry = report["settings"][setting] = {"runs": [], "problems": {}, "reported": []}
+            reference = None
+            for repeat in range(options.repeats):
+                for mode in run_order(modes, repeat):
+                    print(f"   [{setting}, repeat {repeat + 1}] {LABELS[mode]} ...", end="", flush=True)
+                    run = one_run(env, server, options.playbook, mode, pipelining, work, inputs, options.hosts)
+                    print(" " + describe(run), flush=True)
+                    problems, reported = check(run, reference)
+                    if reference is None and mode == "off":
+                        reference = run
+                    if problems:
+                        entry["problems"].setdefault(mode, []).extend(problems)
+                    for difference in reported:
+                        if difference not in entry["reported"]:
+                            entry["reported"].append(difference)
+                    entry["runs"].append({k: v for k, v in run.items() if k not in ("output", "results", "stats")})
+                    _write(report, options)
+        report["finished"] = True
+        _write(report, options)
+    finally:
+        server.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    print()
+    for line in table(report):
+        print(line)
+    failed = False
+    for setting, entry in report["settings"].items():
+        for mode, problems in entry["problems"].items():
+            for problem in problems:
+                print(f"   PROBLEM ({setting}, {LABELS[mode]}): {problem}")
+                failed = True
+        for difference in entry["reported"][:20]:
+            print(f"   mitogen differs ({setting}): {difference}")
+    return 1 if failed else 0
+
+
+def _write(report: dict, options) -> None:
+    for path, text in ((options.json, lambda: json.dumps(report, indent=1)), (options.markdown, lambda: markdown(report))):
+        if path:
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+            with open(path + ".part", "w") as handle:
+                handle.write(text())
+            os.replace(path + ".part", path)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
