@@ -23,7 +23,9 @@ from _runner_support import INTERPRETER, build_scripts, normalized
 from ansible_accel import _runner_pool
 
 PACKAGE = os.path.dirname(ansible_accel.__file__)
-FILES = {"server.py": os.path.join(PACKAGE, "_runner_server.py"), "client.py": os.path.join(PACKAGE, "_runner_remote_client.py")}
+# The runner loads the module-side paths from the file beside it, by that name.
+FILES = {"server.py": os.path.join(PACKAGE, "_runner_server.py"), "_runner_modside.py": os.path.join(PACKAGE, "_runner_modside.py"),
+         "client.py": os.path.join(PACKAGE, "_runner_remote_client.py")}
 
 # Run by the host's interpreter as `PYTHON -I -S -c BOOT DIR`: reads the files from standard
 # input (name, size, bytes each), writes them with O_EXCL into DIR (made 0700), then becomes the
