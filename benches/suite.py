@@ -144,6 +144,24 @@ def run_e2e(pythons: list[str], quick: bool) -> dict:
     return e2e.run_for(pythons, quick=quick)
 
 
+def check_text(results: dict) -> str:
+    """What ``--check`` found: whether each path's outputs were equal to ansible-core's.  Times
+    from quick inputs are no evidence either way, so neither they nor the speed targets are shown."""
+    paths: dict[str, list[int]] = {}
+    for row in results["rows"]:
+        counts = paths.setdefault(row["group"], [0, 0])
+        counts[0] += 1
+        counts[1] += bool(row["equal"])
+    lines = [f"{'path':<10} {'rows':>5} {'outputs equal':>14}"]
+    lines += [f"{group:<10} {count:>5} {equal:>14}" for group, (count, equal) in paths.items()]
+    rows = len(results["rows"])
+    equal = sum(equal for _, equal in paths.values())
+    verdict = "equal to ansible-core's on every row" if equal == rows else f"different on {rows - equal} of {rows} rows"
+    lines += ["", f"Outputs {verdict} ({rows} rows, quick inputs).",
+              "Quick times say nothing about speed: `make bench` times every path."]
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benches.suite", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small inputs, few repeats (under a minute)")
@@ -189,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
         "e2e": e2e,
     }
     print()
-    print(report.summary_text(results))
+    print(check_text(results) if options.check else report.summary_text(results))
     failed = report.failures(results)
     if not options.check:
         written = report.write_all(results, options.out)
