@@ -111,9 +111,10 @@ def _route(connection, cmd, in_data, sudoable):
         return None
     parsed = parse_module_command(cmd)
     if parsed is None:
-        if "AnsiballZ_" in cmd or _is_ansiballz(in_data):
+        kind = other_module_run(cmd, in_data)
+        if kind is not None:
             become = sudoable and getattr(connection, "become", None) is not None
-            _counters.fallback(PATH, "become" if become else "a module command of another shape (async, arguments)")
+            _counters.fallback(PATH, "become" if become else kind)
         return None
     assignments, interpreter, script, _ = parsed
     is_module = _is_ansiballz(in_data) if script is None else _is_ansiballz_file(script)
@@ -156,6 +157,39 @@ def _why_ordinary(connection, sudoable, interpreter) -> str | None:
 
 
 _AND_SLEEP = ["&&", "sleep", "0"]  # appended by ansible-core 2.19
+_MODULE_FILE = re.compile(r"AnsiballZ_.+\.py|async_wrapper\.py")
+ASYNC = "async (async_wrapper starts the module)"
+OTHER_SHAPE = "a module command of another shape (arguments)"
+
+
+def other_module_run(cmd: str, in_data) -> str | None:
+    """For a command that is not ``INTERPRETER [SCRIPT]``: the fallback reason when it still runs
+    a Python module (``async_wrapper``'s start, a module given arguments, a become wrapper
+    around a module run), None when it runs none (``chmod``, ``rm`` and the other commands
+    ansible-core runs around a module)."""
+    words = _shell_words(cmd)
+    if _is_ansiballz(in_data):
+        return OTHER_SHAPE
+    for i, word in enumerate(words[:-1]):
+        if _PYTHON_NAME.fullmatch(os.path.basename(word)) and _MODULE_FILE.fullmatch(os.path.basename(words[i + 1])):
+            return ASYNC if os.path.basename(words[i + 1]) == "async_wrapper.py" else OTHER_SHAPE
+    return None
+
+
+def _shell_words(cmd: str, depth: int = 3) -> list[str]:
+    """The words of ``cmd`` and of the commands it runs through ``SHELL -c`` (a become wrapper
+    nests them), as far as they split."""
+    try:
+        words = shlex.split(cmd)
+    except ValueError:
+        return []
+    found = []
+    for i, word in enumerate(words):
+        if depth and i and words[i - 1] == "-c":
+            found.extend(_shell_words(word, depth - 1))
+        else:
+            found.extend(shlex.split(word) if depth and ";" in word else [word])
+    return found
 
 
 def parse_module_command(cmd: str):

@@ -1,0 +1,49 @@
+"""Which commands the runner path takes, and how the module runs it leaves to the ordinary way
+are counted: commands that run no module (``chmod``, ``rm`` of the temporary files) are not."""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+
+from ansible_accel._integrations import runner
+
+PY = "/usr/bin/python3.12"
+TMP = "/root/.ansible/tmp/ansible-tmp-1-2-3"
+
+
+def sh(inner: str) -> str:
+    return f"/bin/sh -c {shlex.quote(inner)}"
+
+
+@pytest.mark.parametrize("inner, expected", [
+    (f"{PY} {TMP}/AnsiballZ_ping.py && sleep 0", "runs"),
+    (f"{PY} && sleep 0", "runs"),
+    (f"LANG=C.UTF-8 {PY} {TMP}/AnsiballZ_ping.py", "runs"),
+    (f"chmod u+rwx {TMP}/ {TMP}/AnsiballZ_command.py {TMP}/async_wrapper.py && sleep 0", None),
+    (f"rm -f -r {TMP}/ > /dev/null 2>&1 && sleep 0", None),
+    (f"( umask 77 && mkdir -p \"` echo {TMP} `\" ) && sleep 0", None),
+    (f"ANSIBLE_ASYNC_DIR='~/.ansible_async' {PY} {TMP}/async_wrapper.py j1 30 false {TMP}/AnsiballZ_command.py {PY}"
+     " && sleep 0", runner.ASYNC),
+    (f"{PY} {TMP}/AnsiballZ_ping.py {TMP}/args && sleep 0", runner.OTHER_SHAPE),
+    (f"sudo -H -S -n -u root /bin/sh -c {shlex.quote(f'echo BECOME-SUCCESS-x ; {PY} {TMP}/AnsiballZ_ping.py')}"
+     " && sleep 0", runner.OTHER_SHAPE),
+])
+def test_command_shapes(inner, expected):
+    cmd = sh(inner)
+    if expected == "runs":
+        assert runner.parse_module_command(cmd) is not None
+    else:
+        assert runner.parse_module_command(cmd) is None
+        assert runner.other_module_run(cmd, None) == expected
+
+
+def test_a_pipelined_module_of_another_shape_is_a_module_run():
+    payload = b"#!/usr/bin/python3\n_ANSIBALLZ_WRAPPER = True\n"
+    assert runner.other_module_run(sh(f"{PY} -X dev"), payload) == runner.OTHER_SHAPE
+    assert runner.other_module_run(sh(f"{PY} -X dev"), b"print(1)") is None
+
+
+def test_unsplittable_command_is_no_module_run():
+    assert runner.other_module_run("/bin/sh -c 'unterminated", None) is None
