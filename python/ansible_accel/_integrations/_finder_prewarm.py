@@ -2,10 +2,13 @@
 path).
 
 ansible-playbook builds each module's payload in a forked worker, whose caches die with it.
-Every module needs ansible-core's module_utils, so the controller scans them once, right
-after install, on a thread (the GIL is released while parsing, so this overlaps start-up);
-each worker then inherits the answers.  A fork waits for the thread to finish first, so no
-worker is forked from a process with a scan in flight.
+Every module needs ansible-core's module_utils, so the controller scans them once, on a thread
+(the GIL is released while parsing), and each worker inherits the answers.  The scan starts
+when the first worker whose task may build a payload is about to fork (the ``workers`` path
+asks; a task of an action that runs no module, such as ``debug`` or ``set_fact``, does not
+start it), so a run without modules pays nothing for it.  Without the ``workers`` path, the
+first fork starts it.  A fork waits for the thread to finish first, so no worker is forked
+from a process with a scan in flight.
 """
 
 from __future__ import annotations
@@ -119,19 +122,74 @@ class _NoExtensions:
 _NO_EXTENSIONS = _NoExtensions()
 
 
-def wait_for_prewarm() -> None:
+# Actions of ansible-core that run in the worker without building a module payload.
+MODULE_LESS_ACTIONS = frozenset({
+    "add_host", "assert", "debug", "fail", "group_by", "include_role", "include_tasks", "include_vars",
+    "import_role", "import_tasks", "meta", "pause", "set_fact", "set_stats", "validate_argument_spec",
+})
+_pending_walk: t.Any = None
+_workers_decide = False  # the workers path starts the pre-warm for the first task that needs it
+
+
+def may_build_payload(action: t.Any) -> bool:
+    if not isinstance(action, str):
+        return True
+    for prefix in ("ansible.builtin.", "ansible.legacy."):
+        if action.startswith(prefix):
+            action = action[len(prefix):]
+            break
+    return action not in MODULE_LESS_ACTIONS
+
+
+def before_worker_start(task: t.Any) -> None:
+    """The workers path, before it forks the worker of ``task``: start the pending pre-warm if
+    that task may build a payload (the fork then waits for it)."""
+    global _workers_decide
+    _workers_decide = True
+    if _pending_walk is not None and may_build_payload(getattr(task, "action", None)):
+        _start_pending()
+
+
+def _start_pending() -> None:
+    global _pending_walk, _prewarm_thread
+    walk, _pending_walk = _pending_walk, None
+    if walk is None:
+        return
+    _prewarm_thread = threading.Thread(target=_prewarm, args=(walk,), name="ansible-accel-finder-prewarm", daemon=True)
+    _prewarm_thread.start()
+
+
+def _join() -> None:
     thread = _prewarm_thread
     if thread is not None and thread is not threading.current_thread():
         thread.join()
 
 
-os.register_at_fork(before=wait_for_prewarm)
+def wait_for_prewarm() -> None:
+    """Make sure the pre-warm has run (started now if still pending) and is finished."""
+    _start_pending()
+    _join()
+
+
+def _before_fork() -> None:
+    if not _workers_decide:
+        _start_pending()
+    _join()
+
+
+os.register_at_fork(before=_before_fork)
 
 
 def start(walk: t.Any) -> None:
-    """Start the pre-warm for ``walk`` on a thread (unless ANSIBLE_ACCEL_FINDER_PREWARM=0)."""
-    global _prewarm_thread
+    """Make the pre-warm for ``walk`` pending (unless ANSIBLE_ACCEL_FINDER_PREWARM=0)."""
+    global _pending_walk
     if os.environ.get("ANSIBLE_ACCEL_FINDER_PREWARM", "1") == "0":
         return
-    _prewarm_thread = threading.Thread(target=_prewarm, args=(walk,), name="ansible-accel-finder-prewarm", daemon=True)
-    _prewarm_thread.start()
+    _pending_walk = walk
+
+
+def discard_pending() -> None:
+    """Uninstalled: a pre-warm not started yet never runs; one running is waited for."""
+    global _pending_walk
+    _pending_walk = None
+    _join()

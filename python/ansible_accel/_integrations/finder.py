@@ -482,5 +482,5 @@ def after_install() -> None:
 
 
 def before_uninstall() -> None:
-    wait_for_prewarm()
+    _finder_prewarm.discard_pending()
     clear_cache()

@@ -29,6 +29,7 @@ import os
 
 from .. import _counters
 from .._activation import Patch, Unavailable
+from . import _finder_prewarm
 
 PATH = "workers"
 ENV = "ANSIBLE_ACCEL_WORKERS"
@@ -48,6 +49,7 @@ def plan() -> list[Patch]:
 
     def start(self) -> None:
         _prewarm()
+        _finder_prewarm.before_worker_start(getattr(self, "_task", None))
         gc.freeze()
         try:
             original(self)
