@@ -42,7 +42,7 @@ def test_status_table_has_a_row_per_path_in_aligned_columns():
     paths = len(_activation.PATH_MODULES)
     assert [row.split()[0] for row in rows[:paths]] == list(_activation.PATH_MODULES)
     # Then the paths inside the modules the warm runners run.
-    assert [" ".join(row.split()[:2]) for row in rows[paths:]] == ["argspec (modules)", "no_log (modules)"]
+    assert [" ".join(row.split()[:2]) for row in rows[paths:]] == ["argspec (modules)", "no_log (modules)", "masking (modules)"]
     # Left-aligned words start, right-aligned counts end, where their headings do.
     active_at = header.index("active")
     native_end = header.index("native") + len("native")
@@ -55,7 +55,7 @@ def test_status_table_has_a_row_per_path_in_aligned_columns():
         if not report[path]["active"]:
             assert row[fallbacks_end:].strip() == report[path]["reason"]
     module_side = report["module_side"]
-    for path, row in zip(("argspec", "no_log"), rows[paths:]):
+    for path, row in zip(("argspec", "no_log", "masking"), rows[paths:]):
         active = module_side["active"] and report[path]["active"]
         assert row[active_at:].split()[0] == ("yes" if active else "no"), row
         assert row[:native_end].split()[-1] == str(module_side[path]["native"]), row

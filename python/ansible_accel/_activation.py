@@ -229,7 +229,7 @@ def status() -> dict:
 
 
 def _module_side() -> dict:
-    """Argument validation and no_log scrubbing inside the modules warm runners run: whether
+    """Argument validation, no_log scrubbing and (2.22) masking inside the modules warm runners run: whether
     they are used, and the counts the modules of this controller's runners reported."""
     import sys
 

@@ -42,7 +42,7 @@ def format_status(report: dict) -> str:
         )  # fmt: skip
     module_side = report.get("module_side")
     if module_side:  # the same paths inside the modules the warm runners run
-        for path in ("argspec", "no_log"):
+        for path in ("argspec", "no_log", "masking"):
             info = module_side.get(path) or {}
             fallbacks = {**module_side.get("fallback", {}), **info.get("fallback", {})}
             controller_side = report.get(path) or {}
