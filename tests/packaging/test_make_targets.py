@@ -15,7 +15,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 def _dry_run(*args: str) -> str:
     if not shutil.which("make"):
         pytest.skip("no make")
-    completed = subprocess.run(["make", "-n", "-B", "--no-print-directory", *args], cwd=ROOT,
+    # Run from make test, the outer make's flags must not reach this one.
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")}
+    completed = subprocess.run(["make", "-n", "-B", "--no-print-directory", *args], cwd=ROOT, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=True)
     return completed.stdout
 
