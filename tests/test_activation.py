@@ -513,3 +513,11 @@ def test_no_stats_hooks_without_the_variable():
     )
     completed = run([sys.executable, "-c", script])
     assert completed.stdout.split() == ["None", "False", "0"]
+
+
+@pytest.mark.parametrize("version, word", [
+    ("2.19.14", "supported"), ("2.21.5", "supported"), ("2.22.0rc1", "supported"),
+    ("2.20.4", "accepted, untested"), ("2.18.1", "not supported"), ("2.22.1", "not supported"), (None, "not supported"),
+])
+def test_support_word(version, word):
+    assert _activation.support_word(version) == word

@@ -29,7 +29,9 @@ PATH_MODULES = {
     "controller": "controller",
 }
 
-SUPPORTED_TEXT = "2.19.x, 2.20.x, 2.21.x and 2.22.0 pre-releases"
+SUPPORTED_TEXT = "2.19.x, 2.21.x and 2.22.0 pre-releases; 2.20.x accepted, untested"
+# Minor versions the accelerator switches on for without a test environment of their own.
+UNTESTED_MINORS = (20,)
 _MISSING = object()
 
 
@@ -93,6 +95,15 @@ def version_support(version: str | None) -> str | None:
         if minor == 22 and patch == 0 and re.fullmatch(r"(a|b|rc)\d+|\.dev\d+", rest):
             return None
     return f"ansible-core {version} is not supported (supported: {SUPPORTED_TEXT})"
+
+
+def support_word(version: str | None) -> str:
+    """How ``version`` is supported, in a word or two, for people."""
+    if version_support(version) is not None:
+        return "not supported"
+    if re.match(r"2\.(\d+)\.", version) and int(version.split(".")[1]) in UNTESTED_MINORS:
+        return "accepted, untested"
+    return "supported"
 
 
 def core_minor() -> tuple[int, int]:

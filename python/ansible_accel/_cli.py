@@ -27,7 +27,7 @@ def format_status(report: dict) -> str:
     lines = [
         f"ansible-accel {_version()}",
         f"ansible-core  {report['ansible_core'] or 'not importable'}"
-        f" ({'supported' if report['supported'] else 'not supported'})",
+        f" ({_activation.support_word(report['ansible_core']) if report['supported'] else 'not supported'})",
         f"installed     {'yes' if report['installed'] else 'no'}"
         + (f" ({report['reason']})" if report.get("reason") else ""),
         "",
@@ -189,7 +189,7 @@ class _VersionAction(argparse.Action):
 
     def __call__(self, parser, namespace, values, option_string=None):
         core = _activation.core_version()
-        support = "supported" if _activation.version_support(core) is None else "not supported"
+        support = _activation.support_word(core)
         print(f"ansible-accel {_version()}")
         print(f"ansible-core {core} ({support})" if core else "ansible-core not importable")
         parser.exit()
