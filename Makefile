@@ -155,6 +155,14 @@ conformance-integration-quick:
 	     $(CONFORMANCE_INTEGRATION_QUICK) || exit $$?; \
 	 done
 
+# ansible-core's argspec and no_log targets through warm runners with the module-side paths:
+# each must pass as it does off, with native module-side counts in the run's stats.
+.PHONY: conformance-integration-modside
+conformance-integration-modside:
+	@status=0; for v in 311 312 313; do \
+	   "$(VENVS)/py$$v/bin/python" tests/conformance/run_integration.py --cache "$(CACHE)" --module-side || status=1; \
+	 done; exit $$status
+
 # One environment (PY's, with ansible-core and the build tools), the build, and the demo.
 demo: $(VENV_DEMO)/.core-1 build
 	"$(VENV_DEMO)/bin/python" tests/demo/run_demo.py
@@ -212,6 +220,17 @@ bench-e2e-run:
 	"$(VENVS)/py312/bin/python" -m benches.e2e --python "$(VENVS)/py312/bin/python" \
 	  --python "$(VENVS)/py313/bin/python" --json "$(ROOT)/bench-results/e2e$(if $(QUICK),-quick).json" \
 	  --markdown "$(ROOT)/$(if $(QUICK),bench-results/e2e-quick.md,benches/results/e2e.md)" $(if $(QUICK),--quick)
+	"$(VENVS)/py312/bin/python" -m benches.controller_wait --python "$(VENVS)/py312/bin/python" \
+	  --json "$(ROOT)/bench-results/controller-wait.json" $(if $(QUICK),--hosts 3 --nap 4 --repeats 1)
+	"$(VENVS)/py312/bin/python" -m benches.small_playbooks --python "$(VENVS)/py312/bin/python" \
+	  --json "$(ROOT)/bench-results/small-playbooks.json" $(if $(QUICK),--repeats 1 --only one-debug)
+
+# The end-to-end playbook over SSH (the test bed's sshd, tests/ssh/_sshd.py): off, on and Mitogen,
+# with ansible-core's defaults and with pipelining.
+.PHONY: bench-e2e-ssh
+bench-e2e-ssh: venvs build
+	"$(VENVS)/py312/bin/python" -m benches.e2e.ssh --hosts $(or $(HOSTS),20) \
+	  --json "$(ROOT)/benches/results/e2e-ssh.json" --markdown "$(ROOT)/benches/results/e2e-ssh.md"
 
 # How far a native import scan can beat compile() + ModuleDepFinder on ruff's parser: the
 # scan's stages over ansible-core's module_utils, parse alone being the floor (2.21 and 2.22).
