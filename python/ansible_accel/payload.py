@@ -11,9 +11,10 @@ code written for a ``ZipFile`` writes into it unchanged.  Anything else asked of
 archive over to a real ``zipfile.ZipFile``, which replays the entries written so far and
 carries on: the bytes stay the same either way.
 
-Deflate runs through the system zlib the interpreter's ``zlib`` module uses, with zipfile's
-parameters.  The first deflated archive checks that the native zlib gives the interpreter's
-bytes; where it does not, entries are compressed by the interpreter's ``zlib`` instead.
+Deflate runs through the native zlib the extension links (the system's ``libz`` where the
+wheel was built with it, else a copy built in), with zipfile's parameters.  The first deflated
+archive checks that the native zlib gives the interpreter's bytes; where it does not, entries are
+compressed by the interpreter's ``zlib`` instead.
 
 Each entry is a deflate stream of its own, so the process remembers the streams of its
 entries (up to 64 MiB), keyed by content and reused only for byte-equal data:
