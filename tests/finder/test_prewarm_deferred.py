@@ -1,6 +1,7 @@
 """The controller's pre-warm of ansible-core's module_utils runs only in a run that builds a
-payload: started by the first worker whose task may build one, never by a playbook of actions
-that run no module (its whole cost would be the accelerator's own)."""
+payload more than once: started by the second worker whose task may build one, never by a
+playbook of actions that run no module or with a single module run (its whole cost would be the
+accelerator's own)."""
 
 from __future__ import annotations
 
@@ -16,12 +17,12 @@ from ansible_accel._integrations import _finder_prewarm
 BIN = os.path.dirname(sys.executable)
 
 
-def _run(tmp_path, name: str, tasks: str, **env: str) -> dict:
+def _run(tmp_path, name: str, tasks: str, hosts: int = 2, **env: str) -> dict:
     play = tmp_path / f"{name}.yml"
     play.write_text(f"- hosts: all\n  gather_facts: false\n  tasks:\n{tasks}")
     inventory = tmp_path / "hosts"
     inventory.write_text("".join(f"h{i} ansible_connection=local ansible_python_interpreter={sys.executable}\n"
-                                 for i in range(2)))
+                                 for i in range(hosts)))
     stats = tmp_path / f"{name}-stats.json"
     environ = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
     environ.update(ANSIBLE_ACCEL_STATS=str(stats), ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"), **env)
@@ -42,7 +43,13 @@ def test_a_run_without_modules_does_not_prewarm(tmp_path):
     assert stats["run"]["paths"]["workers"]["native"] == 6
 
 
-def test_the_first_module_task_prewarms_once(tmp_path):
+def test_a_single_module_run_does_not_prewarm(tmp_path):
+    stats = _run(tmp_path, "single", "    - debug:\n        msg: hi\n    - ping:\n", hosts=1)
+    assert _prewarm_scans(stats) == 0, stats["run"]["paths"]["finder"]
+    assert stats["run"]["paths"]["finder"]["native"] >= 1
+
+
+def test_the_second_module_task_prewarms_once(tmp_path):
     stats = _run(tmp_path, "modules", "    - debug:\n        msg: hi\n    - ping:\n    - ansible.builtin.command: 'true'\n")
     assert _prewarm_scans(stats) > 100, stats["run"]["paths"]["finder"]  # every .py of ansible-core's module_utils
     assert stats["run"]["paths"]["finder"]["native"] >= 1

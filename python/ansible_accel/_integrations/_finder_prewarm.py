@@ -4,9 +4,9 @@ path).
 ansible-playbook builds each module's payload in a forked worker, whose caches die with it.
 Every module needs ansible-core's module_utils, so the controller scans them once, on a thread
 (the GIL is released while parsing), and each worker inherits the answers.  The scan starts
-when the first worker whose task may build a payload is about to fork (the ``workers`` path
+when the second worker whose task may build a payload is about to fork (the ``workers`` path
 asks; a task of an action that runs no module, such as ``debug`` or ``set_fact``, does not
-start it), so a run without modules pays nothing for it.  Without the ``workers`` path, the
+count), so a run without modules, or with one, pays nothing for it.  Without the ``workers`` path, the
 first fork starts it.  A fork waits for the thread to finish first, so no worker is forked
 from a process with a scan in flight.
 """
@@ -128,7 +128,11 @@ MODULE_LESS_ACTIONS = frozenset({
     "import_role", "import_tasks", "meta", "pause", "set_fact", "set_stats", "validate_argument_spec",
 })
 _pending_walk: t.Any = None
-_workers_decide = False  # the workers path starts the pre-warm for the first task that needs it
+_workers_decide = False  # the workers path starts the pre-warm for the tasks that need it
+# The pre-warm scans all of ansible-core's module_utils; one payload needs a part of them, which
+# its own walk scans as fast: the pre-warm pays off from the second payload on.
+PAYLOADS_BEFORE_PREWARM = 1
+_payload_workers = 0
 
 
 def may_build_payload(action: t.Any) -> bool:
@@ -144,10 +148,12 @@ def may_build_payload(action: t.Any) -> bool:
 def before_worker_start(task: t.Any) -> None:
     """The workers path, before it forks the worker of ``task``: start the pending pre-warm if
     that task may build a payload (the fork then waits for it)."""
-    global _workers_decide
+    global _workers_decide, _payload_workers
     _workers_decide = True
     if _pending_walk is not None and may_build_payload(getattr(task, "action", None)):
-        _start_pending()
+        _payload_workers += 1
+        if _payload_workers > PAYLOADS_BEFORE_PREWARM:
+            _start_pending()
 
 
 def _start_pending() -> None:
