@@ -162,7 +162,8 @@ from ansible_accel._integrations import controller
 from ansible.plugins import strategy as strategy_module
 from ansible.plugins.strategy import StrategyBase
 assert controller._queue_task_code is StrategyBase._queue_task.__code__
-worker = multiprocessing.get_context("fork").Process(target=time.sleep, args=(1.5,))
+# (a sleep that ends between two of the wait's time bounds, so that the worker's end wakes it)
+worker = multiprocessing.get_context("fork").Process(target=time.sleep, args=(6.5 * controller.MAX_WAIT,))
 worker.start()
 class Strategy:
     _results = collections.deque(["a result waiting"])
@@ -181,5 +182,5 @@ print(queue_task(), _counters.snapshot()["controller"].get("events", {}).get("wo
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     passes, woken = done.stdout.split()
-    # 1.5 s of 0.1 ms sleeps would be thousands of passes
+    # 1.6 s of 0.1 ms sleeps would be thousands of passes
     assert int(passes) < 100 and int(woken) >= 1, done.stdout
