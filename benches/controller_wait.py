@@ -10,7 +10,7 @@ running (all workers are waiting on their module), it reads the controller proce
 end of the naps, and checks that every ``sleep`` was still running then.  What the controller
 spent in that window is what waiting on busy workers costs it: ansible-core's strategy polls
 its results every millisecond, the ``controller`` path waits on events.  The play's task
-results are compared between the modes (times left out).
+results are compared between the modes, normalised as the end-to-end benchmark's are.
 
 Nothing here is timed against a target in a test; ``tests/controller/test_controller_wait.py``
 runs it small to keep it working.
@@ -26,6 +26,8 @@ import sys
 import tempfile
 import time
 
+from .e2e.compare import normalise as normalised
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 CALLBACKS = os.path.join(HERE, "e2e", "callback_plugins")
@@ -34,7 +36,6 @@ MODES = ("off", "on")
 # seen would end: the controller is then only waiting.
 START_DELAY = 0.2
 MARGIN = 1.0
-VOLATILE = ("start", "end", "delta")
 
 
 def thread_cpu_ns(pid: int) -> int | None:
@@ -134,14 +135,6 @@ def run_mode(python: str, mode: str, hosts: int, nap: float, work: str) -> dict:
         task_results = None
     return {"mode": mode, "returncode": proc.returncode, "wall": time.monotonic() - started, "window": window,
             "results": task_results, "output": output}
-
-
-def normalised(results):
-    if isinstance(results, dict):
-        return {k: normalised(v) for k, v in results.items() if k not in VOLATILE}
-    if isinstance(results, list):
-        return [normalised(v) for v in results]
-    return results
 
 
 def measure(python: str, hosts: int = 20, nap: float = 10.0, repeats: int = 2) -> dict:

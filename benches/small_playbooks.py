@@ -9,7 +9,8 @@ could cost more than it gives.  Each playbook runs ``--repeats`` times with plai
 the warm runner included), the two modes in turn, on local host aliases.  A run's CPU is that of
 its whole process tree, the warm runners included (``e2e/tree.py``: this process is the child
 subreaper of the run); its wall time is until ``ansible-playbook`` exits.  The task results of
-every run are compared with the first off run's (times left out).  The report gives the median
+every run are compared with the first off run's, normalised as the end-to-end benchmark's are
+(times and temporary paths left out).  The report gives the median
 of each mode and their ratio, with the spread of the on/off ratios of the paired runs.
 """
 
@@ -30,10 +31,10 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
 from benches.e2e import tree  # noqa: E402
+from benches.e2e.compare import normalise as normalised  # noqa: E402
 
 CALLBACKS = os.path.join(HERE, "e2e", "callback_plugins")
 MODES = ("off", "on")
-VOLATILE = {"start", "end", "delta"}
 CHEAP_TASKS = """
     - command: "true"
     - set_fact:
@@ -92,14 +93,6 @@ def one_run(python: str, name: str, mode: str, work: str) -> dict:
         task_results = None
     return {"returncode": completed.returncode, "wall": wall, "cpu": cpu, "left_behind": outcome.left_behind,
             "results": normalised(task_results), "output": completed.stdout}
-
-
-def normalised(value):
-    if isinstance(value, dict):
-        return {k: normalised(v) for k, v in value.items() if k not in VOLATILE}
-    if isinstance(value, list):
-        return [normalised(v) for v in value]
-    return value
 
 
 def measure(python: str, names: list[str], repeats: int) -> dict:
