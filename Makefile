@@ -122,7 +122,7 @@ test-rust:
 test-py:
 	@for v in 311 312 313; do \
 	   echo "== pytest on py$$v"; \
-	   "$(VENVS)/py$$v/bin/python" -m pytest -q -p no:cacheprovider tests || exit $$?; \
+	   "$(VENVS)/py$$v/bin/python" -m pytest -q -p no:cacheprovider --durations=25 tests || exit $$?; \
 	 done
 
 conformance:

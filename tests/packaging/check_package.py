@@ -158,7 +158,8 @@ def step_playbook(venv: str, work: str) -> list[str]:
     paths = stats["run"]["paths"]
     native = {name: paths[name].get("native", 0) for name in ("finder", "payload", "runner")}
     if not all(native.values()):
-        raise Failed(f"native calls by path: {native}")
+        fallbacks = {name: paths[name].get("fallback", {}) for name in native if not native[name]}
+        raise Failed(f"native calls by path: {native}; fallbacks: {fallbacks}")
     host = " ".join(recap_on.split("\n")[1].split())
     return [f"recap off and on: {host}",
             "on (example ansible.cfg): native " + ", ".join(f"{k} {v}" for k, v in native.items())]
