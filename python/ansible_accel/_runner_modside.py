@@ -78,11 +78,52 @@ def install(preloaded, preloaded_files, socket_path):
     except Exception as ex:  # noqa: BLE001 - never stop the runner: the modules run as shipped
         _State.reason = f"could not switch on: {type(ex).__name__}: {ex}"
         return
+    try:
+        _switch_on(preloaded, preloaded_files)
+    finally:
+        kept.restore()
+
+
+def install_target(preloaded, preloaded_files, archive, record, unused=None):
+    """In a fresh interpreter that opted in (``ANSIBLE_ACCEL_MODULE_SIDE=target[:RECORD]``, see
+    ``_modside_target``), once the payload's ``basic`` has been imported: the same switch-on
+    as a runner's, on the modules imported from the payload so far (``archive``, the payload
+    zip, is left out of the search for the installed packages).  With ``record``, the
+    process appends its counts (or why the paths were not used: ``unused``, or the reason
+    found here) to that file as it exits.  Never raises."""
+    try:
+        kept = _Kept()
+    except Exception:  # noqa: BLE001 - the module runs as shipped
+        return
+    try:
+        import json
+
+        _State.dumps = json.dumps
+        if record:
+            import atexit
+
+            _State.record = record
+            atexit.register(flush)
+        if unused is not None:
+            _State.reason = unused
+        else:
+            # The installed packages, not the payload's: the archive leaves the search path.
+            search_path = [p for p in sys.path if p != archive]
+            _switch_on(preloaded, preloaded_files, search_path)
+    except Exception:  # noqa: BLE001 - the module runs as shipped
+        pass
+    finally:
+        kept.restore()
+
+
+def _switch_on(preloaded, preloaded_files, search_path=None):
+    """Switch the paths on, or leave the modules as shipped with the reason (never raises)."""
     applied = []  # what to put back on a failure: (the _activation module, what it applied)
     # or (None, a hook undoing what an integration's after_install did)
     try:
-        _State.reason = _install(frozenset(preloaded), dict(preloaded_files), applied)
-    except Exception as ex:  # noqa: BLE001 - never stop the runner: the modules run as shipped
+        _State.reason = _install(frozenset(preloaded), dict(preloaded_files), applied,
+                                 sys.path if search_path is None else search_path)
+    except Exception as ex:  # noqa: BLE001 - never fail the module: it runs as shipped
         _State.reason = f"could not switch on: {type(ex).__name__}: {ex}"
         _State.counters = None
         for activation, item in reversed(applied):
@@ -90,8 +131,6 @@ def install(preloaded, preloaded_files, socket_path):
                 item()
             else:
                 activation._revert(item)
-    finally:
-        kept.restore()
 
 
 def flush():
@@ -160,7 +199,7 @@ class _Kept:
                 del namespace[key]
 
 
-def _install(preloaded, preloaded_files, applied):
+def _install(preloaded, preloaded_files, applied, search_path):
     """Switch the paths on; None, or the reason they stay off."""
     import os
 
@@ -168,7 +207,7 @@ def _install(preloaded, preloaded_files, applied):
         if needed not in preloaded:
             return f"{needed} not preloaded"
     finder = sys.modules["_frozen_importlib_external"].PathFinder
-    spec = finder.find_spec(_PACKAGE, sys.path)
+    spec = finder.find_spec(_PACKAGE, search_path)
     locations = list(getattr(spec, "submodule_search_locations", None) or ())
     if not locations:
         return "ansible-accel not importable by this interpreter"
@@ -177,7 +216,7 @@ def _install(preloaded, preloaded_files, applied):
         return "this interpreter's ansible-accel is another build"
     if not all(os.path.isfile(os.path.join(package_dir, name)) for name in _USED):
         return "this interpreter's ansible-accel lacks the module-side files"
-    version = _core_version_of(finder, preloaded_files)
+    version = _core_version_of(finder, preloaded_files, search_path)
     if version.startswith("!"):
         return version[1:]
     package = _package(package_dir)
@@ -228,7 +267,7 @@ def _same_file(path, other):
 _GENERATED = frozenset({"ansible/__init__.py", "ansible/module_utils/__init__.py"})
 
 
-def _core_version_of(finder, preloaded_files):
+def _core_version_of(finder, preloaded_files, search_path):
     """The payload's ansible-core version when this interpreter's installed ansible-core is
     that version and has the files the probe preloaded (each member's CRC-32 and size), else
     ``"!" + why``."""
@@ -239,7 +278,7 @@ def _core_version_of(finder, preloaded_files):
     version = getattr(sys.modules.get("ansible"), "__version__", None)
     if not isinstance(version, str):
         return "!the payload names no ansible-core version"
-    spec = finder.find_spec("ansible", sys.path)
+    spec = finder.find_spec("ansible", search_path)
     locations = [p for p in (getattr(spec, "submodule_search_locations", None) or ()) if os.path.isdir(p)]
     if not locations:
         return "!ansible-core not installed for this interpreter"
