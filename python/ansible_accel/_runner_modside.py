@@ -321,6 +321,10 @@ def _package(directory):
 
 
 _wired: dict = {}
+# The file that modules run by fresh interpreters append their counts to, when the controller
+# gave them ``target:RECORD`` (``_integrations.modside_target``); None when it gives none.
+target_record = None
+TARGET_SUFFIX = ".modside-target"
 
 
 def loaded_by(runner_script):
@@ -336,17 +340,20 @@ def loaded_by(runner_script):
 
 def status(rundir, runner_active, runner_script=None):
     """``status()["module_side"]``: whether module runs in warm runners use the paths, and
-    their counts so far, read from ``*.modside`` in ``rundir`` (this controller's runners)."""
+    their counts so far, read from ``*.modside`` in ``rundir`` (this controller's runners),
+    with those of the modules fresh interpreters ran with the opt-in (``target_record``;
+    ``target_modules`` of ``modules`` came from there)."""
     reason = switched_off()
     if reason is None and not runner_active:
         reason = "the runner path is off"
     if reason is None and runner_script is not None and not loaded_by(runner_script):
         reason = "the runner does not load the module-side paths"
-    result = {"active": reason is None, "reason": reason, "modules": 0, "fallback": {}}
+    result = {"active": reason is None, "reason": reason, "modules": 0, "target_modules": 0, "fallback": {}}
     for path in PATHS:
         result[path] = {"native": 0, "fallback": {}}
-    for entry in _entries(rundir):
+    for entry, target in _entries(rundir, target_record):
         result["modules"] += 1
+        result["target_modules"] += target
         if "unused" in entry:
             why = str(entry["unused"])
             result["fallback"][why] = result["fallback"].get(why, 0) + 1
@@ -363,28 +370,35 @@ def status(rundir, runner_active, runner_script=None):
     return result
 
 
-def _entries(rundir):
-    import json
+def _entries(rundir, record=None):
+    """(entry, 1 if it came from ``record`` else 0) for each line of the records."""
     import os
 
-    if not rundir:
-        return
+    names = []
+    if rundir:
+        try:
+            names = sorted(os.listdir(rundir))
+        except OSError:
+            pass
+    for name in names:
+        if name.endswith(RECORD_SUFFIX):
+            yield from ((entry, 0) for entry in _read_entries(os.path.join(rundir, name)))
+    if record:
+        yield from ((entry, 1) for entry in _read_entries(record))
+
+
+def _read_entries(path):
+    import json
+
     try:
-        names = sorted(os.listdir(rundir))
+        with open(path, "rb") as handle:
+            lines = handle.read().splitlines()
     except OSError:
         return
-    for name in names:
-        if not name.endswith(RECORD_SUFFIX):
-            continue
+    for line in lines:
         try:
-            with open(os.path.join(rundir, name), "rb") as handle:
-                lines = handle.read().splitlines()
-        except OSError:
+            entry = json.loads(line)
+        except ValueError:
             continue
-        for line in lines:
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(entry, dict):
-                yield entry
+        if isinstance(entry, dict):
+            yield entry
