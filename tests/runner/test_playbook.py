@@ -132,6 +132,10 @@ def test_results_are_the_same_with_the_runner(tmp_path, pipelining):
     # the async task's start on each host, and nothing else that is not a module run
     assert runner["fallback"].get("async (async_wrapper starts the module)") == 3, runner
     assert "a module command of another shape (arguments)" not in runner["fallback"], runner
+    # the commands around the modules: the temporary directories only without pipelining
+    done_here = {k.split(": ")[1]: n for k, n in runner.get("events", {}).items() if k.startswith("commands without a shell")}
+    assert {"home", "mkdtemp", "rm"} | (set() if pipelining else {"chmod"}) <= set(done_here), runner
+    assert not [k for k in runner.get("events", {}) if k.startswith("commands through the shell")], runner
     deadline = time.monotonic() + 10
     while _runner_processes(str(tmp_path)) and time.monotonic() < deadline:
         time.sleep(0.1)

@@ -7,7 +7,9 @@ instead: the client hands its standard streams, environment, working directory a
 a warm runner for PYTHON, whose forked child runs the script as that interpreter would have
 (``_runner_server``).  The shell, its environment and its exit status are ansible-core's own;
 ``-vvv`` shows the command ansible-core built.  The seam is the ``subprocess.Popen`` call of
-``local.Connection.exec_command``, for the one call that the path has planned.
+``local.Connection.exec_command``, for the one call that the path has planned.  The same seam
+serves the commands ansible-core runs around a module (its temporary directory, the user's
+home), which the worker does itself where it can (``local_commands``).
 
 Counters: ``native`` per module handed to a runner; fallbacks by reason for each module run
 that went the ordinary way: decided in the worker (become, async, not an AnsiBallZ module,
@@ -28,6 +30,7 @@ import threading
 import types
 
 from .. import _counters, _runner_pool
+from . import local_commands
 from .._activation import Patch, Unavailable, core_version
 
 PATH = "runner"
@@ -86,6 +89,8 @@ def _subprocess_view() -> types.ModuleType:
         planned = getattr(_pending, "command", None)
         if planned is not None and args == planned[0]:
             _pending.command = None
+            if callable(planned[1]) and not rest:
+                return local_commands.popen_or_done(args, kwargs, planned[1])
             args = planned[1]
         return subprocess.Popen(args, *rest, **kwargs)
 
@@ -95,6 +100,9 @@ def _subprocess_view() -> types.ModuleType:
 
 def _exec_command(self, cmd, in_data=None, sudoable=True):
     routed = _route(self, cmd, in_data, sudoable)
+    if routed is None:
+        done_here = local_commands.route(self, cmd, in_data, sudoable)
+        routed = None if done_here is None else (cmd, done_here)
     if routed is None:
         return _original_exec_command(self, cmd, in_data=in_data, sudoable=sudoable)
     _pending.command = routed
