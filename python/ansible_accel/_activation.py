@@ -25,6 +25,7 @@ PATH_MODULES = {
     "no_log": "no_log",
     "bytecode": "bytecode",
     "runner": "runner",
+    "remote_runner": "ssh_runner",
     "workers": "workers",
     "controller": "controller",
 }

@@ -12,7 +12,7 @@ import os
 import threading
 import typing as t
 
-PATHS = ("finder", "payload", "argspec", "masking", "no_log", "bytecode", "runner", "workers", "controller")
+PATHS = ("finder", "payload", "argspec", "masking", "no_log", "bytecode", "runner", "remote_runner", "workers", "controller")
 
 _lock = threading.Lock()
 _native: collections.Counter[str] = collections.Counter()

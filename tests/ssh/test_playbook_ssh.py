@@ -83,13 +83,14 @@ def _differences(a, b, where="") -> list[str]:
     return [] if a == b else [f"{where}: {a!r} != {b!r}"]
 
 
-def run_playbook(sshd, interpreters, tmp_path, accel: bool, pipelining: bool) -> tuple[dict, dict | None, str]:
+def run_playbook(sshd, interpreters, tmp_path, accel: bool, pipelining: bool, extra_env: dict | None = None,
+                 play_text: str = PLAY, verbose: bool = False, remote_tmp: str | None = None) -> tuple[dict, dict | None, str]:
     """One run over ``sshd``; returns the normalised results, the accelerator's counters, the output."""
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
-    remote_tmp = tmp_path / "remote-tmp"
+    remote_tmp = remote_tmp or tmp_path / "remote-tmp"
     play = tmp_path / "play.yml"
-    play.write_text(PLAY)
+    play.write_text(play_text)
     inventory = tmp_path / "hosts"
     inventory.write_text(sshd.inventory(sshd.aliases(3, interpreters), remote_tmp=str(remote_tmp)))
     stats = tmp_path / "stats.json"
@@ -101,9 +102,11 @@ def run_playbook(sshd, interpreters, tmp_path, accel: bool, pipelining: bool) ->
                ANSIBLE_FORKS="3", ANSIBLE_INJECT_INVOCATION="True", ANSIBLE_RETRY_FILES_ENABLED="False")
     if accel:
         env["ANSIBLE_ACCEL_STATS"] = str(stats)
+    env.update(extra_env or {})
     command = [os.path.join(BIN, "ansible-accel"), "ansible-playbook"] if accel else [os.path.join(BIN, "ansible-playbook")]
     done = subprocess.run([*command, "-i", str(inventory), str(play), "-e", f"work={work}",
-                           "-e", f"templates={os.path.join(HERE, 'templates')}", "-e", "secret=s3cr3t-value"],
+                           "-e", f"templates={os.path.join(HERE, 'templates')}", "-e", "secret=s3cr3t-value",
+                           *(["-v"] if verbose else [])],
                           check=False, env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     report = _normalise(json.loads(results.read_text()))

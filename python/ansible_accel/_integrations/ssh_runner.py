@@ -1,0 +1,341 @@
+"""The ``remote_runner`` path: Python modules run over ansible-core's ``ssh`` connection start
+warm, in a runner on the host (docs/runner-ssh.md).  Off unless ``ANSIBLE_ACCEL_REMOTE_RUNNER=1``.
+
+The seam is ``ssh.Connection.exec_command``, before ansible-core wraps the command for SSH: a
+command that is exactly ``/bin/sh -c '[NAME=VALUE...] PYTHON [SCRIPT][ && sleep 0]'`` running an
+AnsiBallZ module becomes, in the same shell,
+``if [ -S SOCK ]; then [NAME=VALUE...] PYTHON -I -S DIR/client.py SOCK PYTHON [SCRIPT]; else
+[NAME=VALUE...] PYTHON [SCRIPT]; fi[ && sleep 0]``, once a runner on that host listens on SOCK.
+
+Per (host, interpreter, ansible-core, start-up environment), the first module run that finds
+no runner goes the ordinary way (``runner starting``) and its worker starts one: an SSH command
+on the same connection installs the runner's files in ``REMOTE_TMP/ansible-accel-UID/run-ID/KEY``
+(``_runner_remote.INSTALL``), then a second one, left running (the *keeper*, an ``ssh`` client
+built by the connection itself), starts and watches the runner (``_runner_remote``).  The
+keeper's standard input is the read end of a pipe whose write end only the controller and its
+forked workers hold: when they are all gone, the runner's channel ends, and the runner with it.
+
+The controller keeps, per host and key, a small state in a private local directory: the keeper's
+pid and the runner's directory, the keeper's output (``ready``, fallback lines, why it ended),
+or why the runner cannot start there (the host then goes the ordinary way for the rest of the
+run, said once at ``-v``).
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import json
+import os
+import shlex
+import socket
+import subprocess
+import threading
+import time
+
+from .. import _counters, _runner_pool, _runner_remote
+from .._activation import Patch, Unavailable, core_version
+from . import runner as local_runner
+
+PATH = "remote_runner"
+ENV = "ANSIBLE_ACCEL_REMOTE_RUNNER"
+IDLE_ENV = "ANSIBLE_ACCEL_REMOTE_RUNNER_IDLE"
+IDLE = 300.0
+_ON = ("1", "true", "yes", "on")
+PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The runner's files on the host, by the names the runner loads them with.
+FILES = {"server.py": "_runner_server.py", "_runner_modside.py": "_runner_modside.py",
+         "client.py": "_runner_remote_client.py", "remote.py": "_runner_remote.py"}
+STARTING = "runner starting"
+
+
+class _State:
+    owner_pid: int | None = None
+    local_dir: str | None = None  # per host and key: .keeper, .out, .err, .failed, .lock
+    run_id = ""
+    lifeline: tuple[int, int] | None = None
+    original_exec_command = None
+    original_transfer_data = None
+    idle = IDLE
+
+
+_transferred = threading.local()  # (remote path, AnsiBallZ script) this worker last wrote to the host
+
+
+def plan() -> list[Patch]:
+    value = os.environ.get(ENV, "")
+    if value.strip().lower() not in _ON:
+        raise Unavailable(f"off (opt in with {ENV}=1)")
+    try:
+        from ansible.plugins.action import ActionBase
+        from ansible.plugins.connection import ssh
+    except ImportError as ex:
+        raise Unavailable(f"ansible's ssh connection is not importable: {ex}") from None
+    try:
+        _prepare()
+    except OSError as ex:
+        raise Unavailable(f"remote runners unavailable: {ex}") from None
+    _State.original_exec_command = vars(ssh.Connection)["exec_command"]
+    _State.original_transfer_data = vars(ActionBase)["_transfer_data"]
+    return [Patch(ssh.Connection, "exec_command", _exec_command), Patch(ActionBase, "_transfer_data", _transfer_data)]
+
+
+def _prepare() -> None:
+    """In the controller, before any worker forks: the local state directory and the lifeline."""
+    base = _runner_pool.private_base()
+    _runner_pool.ensure_private_dir(base)
+    for name in os.listdir(base):
+        if name.startswith("remote-") and name[7:].isdigit() and not _runner_pool._alive(int(name[7:])):
+            _remove_tree(os.path.join(base, name))
+    local_dir = os.path.join(base, f"remote-{os.getpid()}")
+    if os.path.isdir(local_dir):
+        _remove_tree(local_dir)  # a dead controller's with our reused pid
+    _runner_pool.ensure_private_dir(local_dir)
+    with open(f"/proc/{os.getpid()}/stat", "rb") as handle:
+        started = handle.read().rsplit(b")", 1)[1].split()[19].decode()
+    identity = f"{socket.gethostname()}-{os.getpid()}-{started}-{core_version()}"
+    _State.run_id = "run-" + hashlib.sha256(identity.encode()).hexdigest()[:12]
+    _State.owner_pid, _State.local_dir = os.getpid(), local_dir
+    _State.lifeline = os.pipe2(os.O_CLOEXEC)
+    idle = os.environ.get(IDLE_ENV)
+    _State.idle = float(idle) if idle else IDLE
+    atexit.register(_at_exit)
+
+
+def _remove_tree(path: str) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _at_exit() -> None:
+    """In the controller: fold the fallbacks the hosts reported, then let the runners end
+    (their channels see end-of-file once every worker is gone too)."""
+    if os.getpid() != _State.owner_pid:
+        return
+    _fold_host_fallbacks()
+    if _State.lifeline is not None:
+        os.close(_State.lifeline[1])
+        _State.lifeline = None
+
+
+def _fold_host_fallbacks() -> None:
+    """Modules handed to a runner that went the ordinary way on the host after all (the client
+    found no runner, or the runner refused them): counted as fallbacks, taken off ``native``."""
+    if not _State.local_dir or not os.path.isdir(_State.local_dir):
+        return
+    for name in sorted(os.listdir(_State.local_dir)):
+        if not name.endswith(".out") and ".out." not in name:
+            continue
+        for line in _read_lines(os.path.join(_State.local_dir, name)):
+            if line.startswith("fallback: "):
+                _counters.fallback(PATH, "after hand-over: " + line[len("fallback: "):])
+                _counters.native(PATH, -1)
+
+
+def _read_lines(path: str) -> list[str]:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return [line.rstrip("\n") for line in handle]
+    except OSError:
+        return []
+
+
+def _transfer_data(self, remote_path, data):
+    script = data.encode(errors="surrogateescape") if isinstance(data, str) else data
+    _transferred.last = (remote_path, script) if local_runner._is_ansiballz(script) else None
+    return _State.original_transfer_data(self, remote_path, data)
+
+
+def _exec_command(self, cmd, in_data=None, sudoable=True):
+    routed = _route(self, cmd, in_data, sudoable)
+    if routed is not None:
+        cmd = routed
+    return _State.original_exec_command(self, cmd, in_data=in_data, sudoable=sudoable)
+
+
+def _route(connection, cmd, in_data, sudoable) -> str | None:
+    """The command that runs this module through the host's runner, or None when it goes the
+    ordinary way (counted when it is a module run)."""
+    if not isinstance(cmd, str) or os.getpid() == _State.owner_pid and _State.lifeline is None:
+        return None
+    parsed = local_runner.parse_module_command(cmd)
+    if parsed is None:
+        kind = local_runner.other_module_run(cmd, in_data)
+        if kind is not None:
+            become = sudoable and getattr(connection, "become", None) is not None
+            _counters.fallback(PATH, "become" if become else kind)
+        return None
+    assignments, interpreter, script, _suffix = parsed
+    if script is None:
+        if not local_runner._is_ansiballz(in_data):
+            if in_data is not None and local_runner._PYTHON_NAME.fullmatch(os.path.basename(interpreter)):
+                _counters.fallback(PATH, "not an AnsiBallZ Python module (old-style, WANT_JSON or binary)")
+            return None
+        source = in_data
+    else:
+        last = getattr(_transferred, "last", None)
+        if not os.path.basename(script).startswith("AnsiballZ_"):
+            if local_runner._PYTHON_NAME.fullmatch(os.path.basename(interpreter)):
+                _counters.fallback(PATH, "not an AnsiBallZ Python module (old-style, WANT_JSON or binary)")
+            return None
+        if last is None or last[0] != script:
+            _counters.fallback(PATH, "module script not written by this worker")
+            return None
+        source = last[1]
+    reason = _why_ordinary(connection, sudoable, interpreter)
+    if reason is None:
+        sock, reason = _runner_for(connection, interpreter, dict(assignments), source)
+    if reason is not None:
+        _counters.fallback(PATH, reason)
+        return None
+    _counters.native(PATH)
+    return rewrite_command(cmd, sock)
+
+
+def _why_ordinary(connection, sudoable, interpreter) -> str | None:
+    from ansible import constants as C
+
+    if sudoable and getattr(connection, "become", None) is not None:
+        return "become"
+    if C.DEFAULT_KEEP_REMOTE_FILES:
+        return "ANSIBLE_KEEP_REMOTE_FILES"
+    from . import bytecode
+
+    if bytecode.opted_in():
+        return "bytecode payloads (ANSIBLE_ACCEL_BYTECODE)"
+    if not os.path.isabs(interpreter):
+        return "interpreter not an absolute path"
+    if connection.get_option("password"):
+        return "password authentication"  # its ssh commands need the password fed to them
+    return None
+
+
+def rewrite_command(cmd: str, sock: str) -> str:
+    """``cmd`` with the interpreter run through the host's client while SOCK exists, in the same
+    shell: ``if [ -S SOCK ]; then [NAME=VALUE...] PYTHON -I -S CLIENT SOCK PYTHON [SCRIPT];
+    else [NAME=VALUE...] PYTHON [SCRIPT]; fi``."""
+    executable = shlex.split(cmd)[0]
+    assignments, interpreter, script, suffix = local_runner.parse_module_command(cmd)
+    rest = [script] if script is not None else []
+    client = os.path.join(os.path.dirname(sock), "client.py")
+    warm = local_runner._join(assignments, [interpreter, "-I", "-S", client, sock, interpreter, *rest])
+    plain = local_runner._join(assignments, [interpreter, *rest])
+    inner = f"if [ -S {shlex.quote(sock)} ]; then {warm}; else {plain}; fi{suffix}"
+    return f"{executable} -c {shlex.quote(inner)}"
+
+
+# --- the runner of a host: found, or started ------------------------------------------------------
+
+
+def _host_key(connection, interpreter: str, assignments: dict[str, str]) -> tuple[str, str]:
+    """(the key of the runner's directory on the host, the key of its local state)."""
+    significant = sorted(_runner_pool.significant_env(assignments).items())
+    remote = hashlib.sha256(repr((interpreter, core_version(), significant)).encode("utf-8", "surrogateescape"))
+    host = connection.get_option("host") or connection._play_context.remote_addr
+    where = (host, connection.get_option("port"), connection.get_option("remote_user"), remote.hexdigest())
+    local = hashlib.sha256(repr(where).encode("utf-8", "surrogateescape")).hexdigest()[:24]
+    return remote.hexdigest()[:12], local
+
+
+def _runner_for(connection, interpreter, assignments, source) -> tuple[str | None, str | None]:
+    """(socket path on the host, None) when a runner there is ready; else (None, why), having
+    started the runner when there was none."""
+    remote_key, key = _host_key(connection, interpreter, assignments)
+    state = os.path.join(_State.local_dir, key)
+    failed = _read_lines(state + ".failed")
+    if failed:
+        return None, f"runner could not start on the host: {failed[0]}"
+    keeper = _read_lines(state + ".keeper")
+    ended = None
+    if len(keeper) == 2:
+        pid, rdir = keeper
+        out = _read_lines(state + ".out")
+        if _keeper_alive(int(pid), rdir) and not any(line.startswith("ended: ") for line in out):
+            if "ready" in out:
+                return os.path.join(rdir, _runner_remote.SOCKET), None
+            return None, STARTING
+        ended = next((line[len("ended: "):] for line in reversed(out) if line.startswith("ended: ")), "its channel ended")
+        if "ready" not in out:  # it never listened: the host cannot run it
+            why = next((line[len("failed: "):] for line in out if line.startswith("failed: ")), ended)
+            _mark_failed(connection, state, "the runner did not start", f"{why} {' '.join(_read_lines(state + '.err'))}")
+            return None, "runner could not start on the host: the runner did not start"
+    import fcntl
+
+    lock = os.open(state + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    try:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return None, STARTING
+        if _read_lines(state + ".keeper") != keeper:  # started by another worker meanwhile
+            return None, STARTING
+        reason = _start(connection, interpreter, source, remote_key, state, generation=len(keeper) == 2)
+    finally:
+        os.close(lock)
+    if reason is not None:
+        return None, f"runner could not start on the host: {reason}"
+    return None, f"runner ended ({ended}), starting again" if ended else STARTING
+
+
+def _keeper_alive(pid: int, rdir: str) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            if handle.read().rsplit(b")", 1)[1].split()[0] == b"Z":
+                return False
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return os.fsencode(rdir) in handle.read()
+    except (OSError, IndexError):
+        return False
+
+
+def _mark_failed(connection, state: str, reason: str, detail: str = "") -> None:
+    """The host goes the ordinary way for the rest of the run: said once at ``-v``."""
+    with open(state + ".failed", "w") as handle:
+        handle.write(reason + "\n")
+    from ansible.utils.display import Display
+
+    host = connection.get_option("host") or connection._play_context.remote_addr
+    Display().v(f"ansible-accel: no remote runner on {host}, its modules run the ordinary way: {reason}"
+                + (f" ({detail.strip()[-300:]})" if detail.strip() else ""))
+
+
+def _start(connection, interpreter, source, remote_key, state, generation) -> str | None:
+    """Install the runner's files on the host and start its keeper; None, or why it cannot."""
+    files = {name: _read_package_file(path) for name, path in FILES.items()}
+    files[_runner_remote.PROBE] = _runner_pool.probe_script(source)
+    try:
+        remote_tmp = connection._shell.get_option("remote_tmp")
+    except (AttributeError, KeyError):
+        remote_tmp = "~/.ansible/tmp"
+    if generation:  # a new directory for a new runner: the one that ended may still be going away
+        remote_key += f"-{sum(name.startswith(os.path.basename(state) + '.out.') for name in os.listdir(_State.local_dir)) + 1}"
+    install = shlex.join([interpreter, "-I", "-S", "-c", _runner_remote.INSTALL, remote_tmp, _State.run_id, remote_key])
+    rc, stdout, stderr = _State.original_exec_command(connection, install, in_data=_runner_remote.pack(files), sudoable=False)
+    try:
+        answer = json.loads(stdout.decode("utf-8", "replace").strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        answer = {"ok": False, "reason": f"the installer failed (status {rc})"}
+    if not answer.get("ok"):
+        why = answer.get("reason", "unknown")
+        _mark_failed(connection, state, why, f"{answer.get('path', '')} {stderr.decode('utf-8', 'replace')[-200:]}")
+        return why
+    rdir = answer["dir"]
+    command = shlex.join([interpreter, "-I", "-S", os.path.join(rdir, "remote.py"), rdir, f"{_State.idle:g}"])
+    ssh_command = connection._build_command(connection.get_option("ssh_executable"), "ssh", connection.host, command)
+    if generation:  # the ended runner's output stays, to be counted
+        for suffix in (".out", ".err"):
+            if os.path.exists(state + suffix):
+                os.replace(state + suffix, f"{state}{suffix}.{time.monotonic_ns()}")
+    with open(state + ".out", "wb") as out, open(state + ".err", "wb") as err:
+        keeper = subprocess.Popen(ssh_command, stdin=_State.lifeline[0], stdout=out, stderr=err, start_new_session=True,
+                                  close_fds=True)
+    with open(state + ".keeper.tmp", "w") as handle:
+        handle.write(f"{keeper.pid}\n{rdir}\n")
+    os.replace(state + ".keeper.tmp", state + ".keeper")
+    return None
+
+
+def _read_package_file(name: str) -> bytes:
+    with open(os.path.join(PACKAGE, name), "rb") as handle:
+        return handle.read()

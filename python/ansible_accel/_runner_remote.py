@@ -1,0 +1,256 @@
+"""The remote runner's host side: installing its files, then keeping it for as long as its SSH
+channel lasts.  Runs on a managed node, by the interpreter the modules name, with only the
+standard library (docs/runner-ssh.md).
+
+``INSTALL`` is run as ``PYTHON -I -S -c INSTALL REMOTE_TMP RUN KEY`` with the runner's files
+packed on standard input: it makes the private directories ``REMOTE_TMP/ansible-accel-UID/RUN``
+(mode 0700, checked with ``lstat``: a directory, the user's, not a link, nobody else's access)
+and ``.../RUN/KEY`` (new, 0700), writes each file in it with ``O_EXCL | O_NOFOLLOW`` and mode
+0600, and prints one JSON line: ``{"ok": true, "dir": ...}`` or ``{"ok": false, "reason": ...}``.
+
+This file, shipped as ``remote.py``, is then run as ``PYTHON -I -S DIR/remote.py DIR IDLE``
+through an SSH command whose standard input carries no data and ends when the controller's run
+ends (the *keeper*, docs/runner-ssh.md).  It starts the runner (``server.py``, the local runner's
+server) with the environment this command started with, a pipe as its lifeline, and watches:
+
+- standard input at end-of-file (the controller's run ended, or the connection dropped);
+- the runner's process ended (killed, or it could not start);
+- the directory removed, or the socket replaced;
+- no request for IDLE seconds (the runner's context switches stand still).
+
+Any of them ends the runner (its lifeline closed, then SIGKILL if it lingers), removes the
+directory and ends this process, whose end closes the SSH channel.  On its standard output, which
+the controller keeps, it writes ``ready`` once the runner listens, ``fallback: REASON`` for each
+line the clients or the runner append to the socket's fallback file (a module handed over that
+ran the ordinary way after all), and ``ended: WHY`` last.
+"""
+
+import os
+import select
+import signal
+import sys
+import time
+
+INSTALL = r"""
+import json, os, stat, sys
+def say(**kw):
+    sys.stdout.write(json.dumps(kw) + "\n")
+    raise SystemExit(0)
+if sys.version_info < (3, 11):
+    say(ok=False, reason="interpreter %d.%d is older than the runner supports (3.11)" % sys.version_info[:2])
+data = sys.stdin.buffer.read()
+try:
+    uid, path = os.getuid(), os.path.expanduser(sys.argv[1])
+    os.makedirs(path, 0o700, exist_ok=True)
+    for part in ("ansible-accel-%d" % uid, sys.argv[2]):
+        path = os.path.join(path, part)
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            pass
+        info = os.lstat(path)
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != uid or info.st_mode & 0o077:
+            say(ok=False, reason="not a private directory: " + path)
+    rdir = os.path.join(path, sys.argv[3])
+    if len(os.fsencode(os.path.join(rdir, "r.sock.4194304.tmp"))) > 107:
+        say(ok=False, reason="the remote tmp's path is too long for the runner's socket", path=rdir)
+    if os.path.lexists(rdir):
+        for name in os.listdir(rdir):
+            os.unlink(os.path.join(rdir, name))
+        os.rmdir(rdir)
+    os.mkdir(rdir, 0o700)
+    pos, count = 4, int.from_bytes(data[:4], "little")
+    for _ in range(count):
+        size = int.from_bytes(data[pos:pos + 4], "little")
+        name = data[pos + 4:pos + 4 + size].decode()
+        pos += 4 + size
+        size = int.from_bytes(data[pos:pos + 4], "little")
+        fd = os.open(os.path.join(rdir, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data[pos + 4:pos + 4 + size])
+        pos += 4 + size
+    if pos != len(data):
+        say(ok=False, reason="the runner's files arrived cut short")
+except OSError as ex:
+    say(ok=False, reason="the remote tmp is not usable: " + (ex.strerror or type(ex).__name__), path=str(ex.filename))
+say(ok=True, dir=rdir)
+"""
+
+SOCKET = "r.sock"
+PROBE = "r.probe"
+POLL = 0.2  # seconds between two looks at the runner, its directory and its fallback file
+LINGER = 10  # seconds the runner has to end once its lifeline is closed
+
+
+def pack(files):
+    """The runner's files as INSTALL reads them: count, then (name, data) each, sizes u32 LE."""
+    out = len(files).to_bytes(4, "little")
+    for name, data in files.items():
+        encoded = name.encode()
+        out += len(encoded).to_bytes(4, "little") + encoded + len(data).to_bytes(4, "little") + data
+    return out
+
+
+def _say(line):
+    try:
+        os.write(1, line.encode("utf-8", "replace") + b"\n")
+    except OSError:
+        pass  # the channel is gone: its end is being handled
+
+
+def _switches(pid):
+    """The runner's context switches: they grow with every request it takes."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as handle:
+            for line in handle:
+                if line.startswith(b"voluntary_ctxt_switches:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+class _Fallbacks:
+    """Reads the lines appended to the socket's fallback file since the last look."""
+
+    def __init__(self, path):
+        self.path, self.offset, self.partial = path, 0, b""
+
+    def forward(self):
+        try:
+            with open(self.path, "rb") as handle:
+                handle.seek(self.offset)
+                data = handle.read()
+        except OSError:
+            return
+        self.offset += len(data)
+        *lines, self.partial = (self.partial + data).split(b"\n")
+        for line in lines:
+            if line.strip():
+                _say("fallback: " + line.decode("utf-8", "replace"))
+
+
+def _start_runner(rdir):
+    with open("/proc/self/environ", "rb") as handle:
+        env_bytes = handle.read().rstrip(b"\0")
+    fd = os.open(os.path.join(rdir, PROBE + ".env"), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    os.write(fd, env_bytes)
+    os.close(fd)
+    # The environment this command started with: this interpreter coerced a C locale in its own
+    # (LC_CTYPE); the runner's interpreter must do that itself, as the modules' do.
+    env = dict(e.split(b"=", 1) for e in env_bytes.split(b"\0") if b"=" in e)
+    lock = os.open(os.path.join(rdir, "r.lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    lifeline_read, lifeline_write = os.pipe()
+    argv = [sys.executable, os.path.join(rdir, "server.py"), os.path.join(rdir, SOCKET), str(lifeline_read),
+            str(lock), os.path.join(rdir, PROBE), os.path.join(rdir, "r.log")]
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(lifeline_write)
+            os.set_inheritable(lifeline_read, True)
+            os.set_inheritable(lock, True)
+            for sig in (signal.SIGPIPE, signal.SIGXFSZ):  # as sshd started this command
+                signal.signal(sig, signal.SIG_DFL)
+            os.execve(sys.executable, argv, env)
+        finally:
+            os._exit(127)
+    os.close(lifeline_read)
+    os.close(lock)
+    return pid, lifeline_write
+
+
+def _ended(pid):
+    """Why the runner's process ended, or None while it runs."""
+    try:
+        done, status = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return "the runner's process ended"
+    if done == 0:
+        return None
+    if os.WIFSIGNALED(status):
+        return f"the runner was killed (signal {os.WTERMSIG(status)})"
+    return f"the runner ended (status {os.waitstatus_to_exitcode(status)})"
+
+
+def supervise(rdir, idle):
+    sock = os.path.join(rdir, SOCKET)
+    own = os.lstat(rdir).st_ino
+    stop = []
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda number, _frame: stop.append(f"signal {number}"))
+    pid, lifeline = _start_runner(rdir)
+    fallbacks = _Fallbacks(sock + ".fallbacks")
+    ready_inode, why = None, None
+    switches, quiet_since = _switches(pid), time.monotonic()
+    while why is None:
+        try:
+            readable, _, _ = select.select([0], [], [], POLL)
+        except InterruptedError:
+            readable = []
+        if stop:
+            why = stop[0]
+            break
+        if readable and not os.read(0, 4096):
+            why = "the channel ended"
+            break
+        fallbacks.forward()
+        why = _ended(pid)
+        if why is not None:
+            pid = None
+            break
+        try:
+            if os.lstat(rdir).st_ino != own:
+                why = "its directory was replaced"
+            elif ready_inode is None and os.path.exists(sock):
+                ready_inode = os.stat(sock).st_ino
+                _say("ready")
+            elif ready_inode is not None and os.stat(sock).st_ino != ready_inode:
+                why = "its socket was removed"
+        except OSError:
+            why = "its directory was removed"
+        now, seen = time.monotonic(), _switches(pid)
+        if seen != switches:
+            switches, quiet_since = seen, now
+        elif now - quiet_since > idle:
+            why = f"idle for {idle:g} s"
+    os.close(lifeline)
+    if pid is not None:
+        deadline = time.monotonic() + LINGER
+        while _ended(pid) is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        if _ended(pid) is None:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+    fallbacks.forward()
+    try:
+        with open(sock + ".failed", "rb") as handle:
+            _say("failed: " + handle.read().decode("utf-8", "replace").strip().replace("\n", " "))
+    except OSError:
+        pass
+    _say("ended: " + why)  # before the directory goes: a worker reading this starts another runner
+    _remove(rdir, own)
+
+
+def _remove(rdir, own):
+    """Remove the runner's directory (flat: its files and sockets), if it is still this one."""
+    try:
+        if os.lstat(rdir).st_ino != own:
+            return
+        for name in os.listdir(rdir):
+            try:
+                os.unlink(os.path.join(rdir, name))
+            except OSError:
+                pass
+        os.rmdir(rdir)
+    except OSError:
+        pass
+
+
+def main():
+    rdir, idle = sys.argv[1], float(sys.argv[2])
+    os.chdir("/")
+    supervise(rdir, idle)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+"""The remote runner (``ANSIBLE_ACCEL_REMOTE_RUNNER=1``) in real ``ansible-playbook`` runs over
+the test bed's sshd: the same task results as plain ansible-core, pipelining off and on, on hosts
+with Python 3.11, 3.12 and 3.13; modules counted as run by the hosts' runners; and nothing of
+the runners left on the hosts once the run has ended."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+
+import pytest
+from test_playbook_ssh import _cmd, _differences, run_playbook
+
+REMOTE = {"ANSIBLE_ACCEL_REMOTE_RUNNER": "1"}
+
+
+@pytest.fixture
+def remote_tmp():
+    """The hosts' remote tmp: a short path, as ``~/.ansible/tmp`` is (the runner's socket path
+    must fit in 107 bytes; pytest's own temporary paths are long)."""
+    path = tempfile.mkdtemp(prefix="rt", dir="/tmp")
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def python_processes(sshd) -> list[str]:
+    return [_cmd(p) for p in sshd.host_processes() if "python" in _cmd(p)]
+
+
+def wait_no_python(sshd, seconds: float = 60) -> list[str]:
+    """The hosts' Python processes still there after ``seconds`` (the runners end once their
+    channel has ended, shortly after the controller)."""
+    deadline = time.monotonic() + seconds
+    while (left := python_processes(sshd)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return left
+
+
+@pytest.mark.parametrize("pipelining", [False, True], ids=["files", "pipelining"])
+def test_results_are_the_same_with_the_remote_runner(sshd, host_interpreters, tmp_path, remote_tmp, pipelining):
+    plain, _, plain_out = run_playbook(sshd, host_interpreters, tmp_path, accel=False, pipelining=pipelining,
+                                       remote_tmp=remote_tmp)
+    fast, stats, fast_out = run_playbook(sshd, host_interpreters, tmp_path, accel=True, pipelining=pipelining,
+                                         extra_env=REMOTE, remote_tmp=remote_tmp)
+    assert fast == plain, "\n".join(_differences(plain, fast)[:20])
+    assert "s3cr3t-value" not in json.dumps(fast) + fast_out
+    remote = stats["run"]["paths"]["remote_runner"]
+    print(f"\nremote runner: {json.dumps(remote, sort_keys=True)}")
+    assert stats["remote_runner"]["active"], stats["remote_runner"]
+    # Each of the three hosts (3.11, 3.12, 3.13) starts a runner at its first module, then runs
+    # the rest of its modules through it.
+    assert remote["native"] > 0, remote
+    assert not [r for r in remote["fallback"] if r.startswith(("after hand-over", "runner could not start"))], remote
+    assert plain_out.count("ok=") == fast_out.count("ok=")
+    assert wait_no_python(sshd) == []
