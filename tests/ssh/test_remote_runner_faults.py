@@ -1,0 +1,179 @@
+"""Faults around the remote runner, in real ``ansible-playbook`` runs over the test bed's sshd:
+the runner killed between tasks, its directory removed between tasks, the controller killed,
+two controllers against the same host at once.  Each task's result stays the ordinary one; the
+fault is counted; nothing is left on the host.
+
+Where a module ran is read by the module's own command: the parent of the module's process is
+the runner (``server.py``) when it ran warm, the shell of the SSH command when it ran the
+ordinary way."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+from test_playbook_ssh import BIN, RESULTS_CALLBACK, _cmd
+from test_remote_runner import REMOTE, remote_tmp, wait_no_python  # noqa: F401 - remote_tmp is a fixture
+
+# The module's parent: its pid, then its command line.
+WHERE = "p=$(awk '{print $4}' /proc/$PPID/stat); echo $p; tr '\\0' ' ' < /proc/$p/cmdline"
+
+WARM_UP = [
+    {"ping": {"data": "first"}},
+    {"command": "sleep 4"},  # the runner started at the first module listens by its end
+    {"ping": {"data": "second"}},
+    {"shell": WHERE, "register": "where"},
+]
+AGAIN = [
+    {"ping": {"data": "after"}},
+    {"command": "sleep 4"},
+    {"shell": WHERE, "register": "where_after"},
+]
+
+
+def _play(*tasks: dict, hosts: str = "h01") -> str:
+    """The playbook as JSON (which YAML reads as it is)."""
+    return json.dumps([{"hosts": hosts, "gather_facts": False, "tasks": [*WARM_UP, *tasks]}], indent=1)
+
+
+def _environment(tmp_path, extra=None) -> tuple[dict, str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
+    results, stats = str(tmp_path / "results.json"), str(tmp_path / "stats.json")
+    env.update(ANSIBLE_CALLBACK_PLUGINS=RESULTS_CALLBACK, ANSIBLE_CALLBACKS_ENABLED="e2e_results",
+               E2E_RESULTS_FILE=results, ANSIBLE_NOCOLOR="1", ANSIBLE_RETRY_FILES_ENABLED="False",
+               ANSIBLE_ACCEL_STATS=stats, ANSIBLE_PIPELINING="True", **REMOTE, **(extra or {}))
+    return env, results, stats
+
+
+def _inventory(sshd, host_interpreters, tmp_path, remote_tmp, count=1) -> str:
+    path = tmp_path / "hosts"
+    path.write_text(sshd.inventory(sshd.aliases(count, host_interpreters), remote_tmp=remote_tmp))
+    return str(path)
+
+
+def _start(sshd, host_interpreters, tmp_path, remote_tmp, play: str, name="play") -> tuple[subprocess.Popen, str, str]:
+    tmp_path.mkdir(exist_ok=True)
+    env, results, stats = _environment(tmp_path)
+    playbook = tmp_path / f"{name}.yml"
+    playbook.write_text(play)
+    process = subprocess.Popen([os.path.join(BIN, "ansible-accel"), "ansible-playbook", "-v", "-i",
+                                _inventory(sshd, host_interpreters, tmp_path, remote_tmp), str(playbook)],
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               start_new_session=True)
+    return process, results, stats
+
+
+def _run(sshd, host_interpreters, tmp_path, remote_tmp, play: str) -> tuple[dict, dict, str]:
+    process, results, stats = _start(sshd, host_interpreters, tmp_path, remote_tmp, play)
+    out, _ = process.communicate(timeout=900)
+    assert process.returncode == 0, out[-4000:]
+    with open(results) as handle, open(stats) as counts:
+        return json.load(handle), json.load(counts), out
+
+
+def _tasks(report: dict, host="h01") -> list[dict]:
+    return report["hosts"][host]
+
+
+def _registered(tasks: list[dict], marker: str) -> tuple[int, str]:
+    """(pid, command line) of the parent of the module that ran the ``WHERE`` task number ``marker``."""
+    found = [t["result"] for t in tasks if t["action"] in ("shell", "ansible.builtin.shell") and t["result"].get("cmd") == WHERE]
+    result = found[marker]
+    pid, cmdline = result["stdout"].split("\n", 1)
+    return int(pid), cmdline
+
+
+def _pings(tasks: list[dict]) -> list[str]:
+    return [t["result"]["ping"] for t in tasks if t["action"] in ("ping", "ansible.builtin.ping")]
+
+
+def _remote(stats: dict) -> dict:
+    return stats["run"]["paths"]["remote_runner"]
+
+
+@pytest.mark.parametrize("fault", ["runner killed", "directory removed"])
+def test_a_fault_between_tasks(sshd, host_interpreters, tmp_path, remote_tmp, fault):
+    """The runner's process killed (SIGKILL), or its directory removed on the host, between two
+    tasks: the next modules get their ordinary results, the fault is counted, and a new runner
+    serves the modules after it."""
+    runner = "{{ where.stdout_lines[0] }}"
+    if fault == "runner killed":
+        act = {"local_action": f"command kill -9 {runner}"}
+    else:  # the directory of its server.py, the second word of its command line
+        act = {"local_action": {"module": "shell",
+                                "cmd": f"rm -rf \"$(dirname \"$(tr '\\0' '\\n' < /proc/{runner}/cmdline | sed -n 2p)\")\""}}
+    report, stats, out = _run(sshd, host_interpreters, tmp_path, remote_tmp, _play(act, *AGAIN))
+    tasks = _tasks(report)
+    assert _pings(tasks) == ["first", "second", "after"], out[-3000:]
+    before, before_cmd = _registered(tasks, 0)
+    after, after_cmd = _registered(tasks, 1)
+    assert "server.py" in before_cmd and remote_tmp in before_cmd, before_cmd
+    assert "server.py" in after_cmd and after != before, (before_cmd, after_cmd)
+    fallback = _remote(stats)["fallback"]
+    expected = "the runner was killed (signal 9)" if fault == "runner killed" else "its directory was removed"
+    counted = [r for r in fallback if expected in r or r.startswith("after hand-over")]
+    print(f"\n{fault}: {json.dumps(_remote(stats), sort_keys=True)}")
+    assert counted, fallback
+    assert _remote(stats)["native"] >= 2, _remote(stats)
+    assert wait_no_python(sshd) == []
+
+
+def _runners(remote_tmp: str) -> list[int]:
+    """The runners (and their keepers' host side) started under ``remote_tmp``, by pid."""
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit() and remote_tmp in (cmd := _cmd(int(name))) and ("server.py" in cmd or "remote.py" in cmd):
+            found.append(int(name))
+    return found
+
+
+def test_the_controller_killed(sshd, host_interpreters, tmp_path, remote_tmp):
+    """SIGKILL to ``ansible-playbook`` while a module runs in the runner: once its workers are
+    gone too, the runner's channel ends and no process of it is left on the host."""
+    play = _play({"command": "sleep 5"})
+    process, _, _ = _start(sshd, host_interpreters, tmp_path, remote_tmp, play)
+    try:
+        deadline = time.monotonic() + 300
+        # The last task runs: a `sleep 5` whose parent's parent is the runner.
+        while not any("sleep 5" in _cmd(p) for p in sshd.host_processes()):
+            assert process.poll() is None, process.stdout.read()[-3000:]
+            assert time.monotonic() < deadline, "the last task did not start"
+            time.sleep(0.05)
+        assert [p for p in _runners(remote_tmp) if "server.py" in _cmd(p)], "no runner on the host"
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        process.stdout.close()
+    assert wait_no_python(sshd, 90) == []
+    assert _runners(remote_tmp) == []
+    left = [name for name in os.listdir(remote_tmp)]
+    runs = [os.listdir(os.path.join(remote_tmp, n)) for n in left if n.startswith("ansible-accel-")]
+    assert all(os.listdir(os.path.join(remote_tmp, n, r)) == [] for n in left if n.startswith("ansible-accel-")
+               for r in os.listdir(os.path.join(remote_tmp, n))), runs
+
+
+def test_two_controllers_at_once(sshd, host_interpreters, tmp_path, remote_tmp):
+    """Two ``ansible-playbook`` runs against the same host and remote tmp at the same time: each
+    has its own runner in its own directory, and both get their ordinary results."""
+    play = _play()
+    started = [_start(sshd, host_interpreters, tmp_path / name, remote_tmp, play) for name in ("one", "two")]
+    views = []
+    for process, results, stats in started:
+        out, _ = process.communicate(timeout=900)
+        assert process.returncode == 0, out[-4000:]
+        with open(results) as handle, open(stats) as counts:
+            report, counters = json.load(handle), json.load(counts)
+        assert _pings(_tasks(report)) == ["first", "second"]
+        views.append(_registered(_tasks(report), 0))
+        assert _remote(counters)["native"] >= 1, _remote(counters)
+    (one, one_cmd), (two, two_cmd) = views
+    assert "server.py" in one_cmd and "server.py" in two_cmd, views
+    assert one != two and one_cmd.split()[1] != two_cmd.split()[1], views
+    assert wait_no_python(sshd) == []
