@@ -56,3 +56,43 @@ def test_results_are_the_same_with_the_remote_runner(sshd, host_interpreters, tm
     assert not [r for r in remote["fallback"] if r.startswith(("after hand-over", "runner could not start"))], remote
     assert plain_out.count("ok=") == fast_out.count("ok=")
     assert wait_no_python(sshd) == []
+
+
+OLD_PYTHON = "/root/.pyenv/versions/3.10.13/bin/python3.10"
+SMALL_PLAY = """\
+- hosts: all
+  gather_facts: false
+  tasks:
+    - ping: {data: one}
+    - command: echo two
+    - stat: {path: /}
+    - ping: {data: four}
+"""
+
+
+@pytest.mark.parametrize("case", ["interpreter 3.10", "remote tmp not a directory"])
+def test_hosts_where_the_runner_cannot_start(sshd, host_interpreters, tmp_path, remote_tmp, case):
+    """A host whose interpreter the runner does not run on, or whose remote tmp cannot be made
+    (a file in its way; with pipelining modules need none): its modules go the ordinary way with
+    the same results, counted, and ``-v`` says why once per host."""
+    if case == "interpreter 3.10":
+        if not os.path.exists(OLD_PYTHON):
+            pytest.fail(f"{OLD_PYTHON} is missing: this machine's test bed has it")
+        interpreters, where, wanted = [OLD_PYTHON], remote_tmp, "older than the runner supports"
+    else:
+        blocker = os.path.join(remote_tmp, "file")
+        with open(blocker, "w") as handle:
+            handle.write("in the way\n")
+        interpreters, where, wanted = host_interpreters, os.path.join(blocker, "tmp"), "the remote tmp is not usable"
+    runs = [run_playbook(sshd, interpreters, tmp_path, accel=accel, pipelining=True, play_text=SMALL_PLAY,
+                         remote_tmp=where, verbose=True, extra_env=REMOTE if accel else None) for accel in (False, True)]
+    (plain, _, _), (fast, stats, out) = runs
+    assert fast == plain, "\n".join(_differences(plain, fast)[:20])
+    remote = stats["run"]["paths"]["remote_runner"]
+    print(f"\n{case}: {json.dumps(remote, sort_keys=True)}")
+    assert remote["native"] == 0, remote
+    assert sum(n for r, n in remote["fallback"].items() if r.startswith("runner could not start on the host: ")
+               and wanted in r) == 3 * 4, remote
+    said = [line for line in out.splitlines() if "no remote runner on" in line]
+    assert len(said) == 3 and all(wanted in line for line in said), said
+    assert wait_no_python(sshd) == []
