@@ -16,7 +16,8 @@ server) with the environment this command started with, a pipe as its lifeline, 
 - standard input at end-of-file (the controller's run ended, or the connection dropped);
 - the runner's process ended (killed, or it could not start);
 - the directory removed, or the socket replaced;
-- no request for IDLE seconds (the runner's context switches stand still).
+- no request for IDLE seconds (the runner's context switches stand still, and no module it
+  started still runs).
 
 Any of them ends the runner (its lifeline closed, then SIGKILL if it lingers), removes the
 directory and ends this process, whose end closes the SSH channel.  On its standard output, which
@@ -108,6 +109,22 @@ def _switches(pid):
     except (OSError, ValueError):
         pass
     return None
+
+
+def _has_children(pid):
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", "rb") as handle:
+            return bool(handle.read().split())
+    except OSError:
+        pass
+    for name in os.listdir("/proc"):  # a kernel without that file: look for them by parent
+        try:
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                if name.isdigit() and int(handle.read().rsplit(b")", 1)[1].split()[1]) == pid:
+                    return True
+        except (OSError, ValueError, IndexError):
+            continue
+    return False
 
 
 class _Fallbacks:
@@ -212,7 +229,10 @@ def supervise(rdir, idle):
         if seen != switches:
             switches, quiet_since = seen, now
         elif now - quiet_since > idle:
-            why = f"idle for {idle:g} s"
+            if _has_children(pid):  # a module still runs: its client waits for its end
+                quiet_since = now
+            else:
+                why = f"idle for {idle:g} s"
     os.close(lifeline)
     if pid is not None:
         deadline = time.monotonic() + LINGER

@@ -55,10 +55,10 @@ def _inventory(sshd, host_interpreters, tmp_path, remote_tmp, count=1) -> str:
     return str(path)
 
 
-def _start(sshd, host_interpreters, tmp_path, remote_tmp, play: str, name="play") -> tuple[subprocess.Popen, str, str]:
+def _start(sshd, host_interpreters, tmp_path, remote_tmp, play: str, extra=None) -> tuple[subprocess.Popen, str, str]:
     tmp_path.mkdir(exist_ok=True)
-    env, results, stats = _environment(tmp_path)
-    playbook = tmp_path / f"{name}.yml"
+    env, results, stats = _environment(tmp_path, extra)
+    playbook = tmp_path / "play.yml"
     playbook.write_text(play)
     process = subprocess.Popen([os.path.join(BIN, "ansible-accel"), "ansible-playbook", "-v", "-i",
                                 _inventory(sshd, host_interpreters, tmp_path, remote_tmp), str(playbook)],
@@ -67,8 +67,8 @@ def _start(sshd, host_interpreters, tmp_path, remote_tmp, play: str, name="play"
     return process, results, stats
 
 
-def _run(sshd, host_interpreters, tmp_path, remote_tmp, play: str) -> tuple[dict, dict, str]:
-    process, results, stats = _start(sshd, host_interpreters, tmp_path, remote_tmp, play)
+def _run(sshd, host_interpreters, tmp_path, remote_tmp, play: str, extra=None) -> tuple[dict, dict, str]:
+    process, results, stats = _start(sshd, host_interpreters, tmp_path, remote_tmp, play, extra)
     out, _ = process.communicate(timeout=900)
     assert process.returncode == 0, out[-4000:]
     with open(results) as handle, open(stats) as counts:
@@ -176,4 +176,42 @@ def test_two_controllers_at_once(sshd, host_interpreters, tmp_path, remote_tmp):
     (one, one_cmd), (two, two_cmd) = views
     assert "server.py" in one_cmd and "server.py" in two_cmd, views
     assert one != two and one_cmd.split()[1] != two_cmd.split()[1], views
+    assert wait_no_python(sshd) == []
+
+
+def test_an_idle_runner_ends_and_a_busy_one_does_not(sshd, host_interpreters, tmp_path, remote_tmp):
+    """With a 3 s idle time: a module that runs 5 s in the runner keeps it (its result is its
+    own, and the same runner serves the next module), a 7 s pause between tasks ends it
+    (counted), and the next modules start a new one."""
+    idle = {"ANSIBLE_ACCEL_REMOTE_RUNNER_IDLE": "3"}
+    busy = [{"command": "sleep 5"}, {"shell": WHERE}]
+    again = [{"ping": {"data": "after"}}, *[{"ping": {"data": "busy"}}] * 8, {"shell": WHERE}]
+    report, stats, out = _run(sshd, host_interpreters, tmp_path, remote_tmp,
+                              _play(*busy, {"local_action": "command sleep 7"}, *again), idle)
+    tasks = _tasks(report)
+    assert _pings(tasks) == ["first", "second", "after", *["busy"] * 8], out[-3000:]
+    sleeps = [t["result"]["rc"] for t in tasks if t["result"].get("cmd") == ["sleep", "5"]]
+    assert sleeps == [0], sleeps
+    (first, first_cmd), (busy_end, _), (after, after_cmd) = (_registered(tasks, n) for n in range(3))
+    assert "server.py" in first_cmd and busy_end == first, (first_cmd, busy_end)
+    assert "server.py" in after_cmd and after != first, (first_cmd, after_cmd)
+    fallback = _remote(stats)["fallback"]
+    print(f"\nidle: {json.dumps(_remote(stats), sort_keys=True)}")
+    assert fallback.get("runner ended (idle for 3 s), starting again") == 1, fallback
+    assert wait_no_python(sshd) == []
+
+
+def test_modules_the_runner_refuses_are_counted_after_hand_over(sshd, host_interpreters, tmp_path, remote_tmp):
+    """Tracebacks asked for (ANSIBLE_DISPLAY_TRACEBACK): each module handed to the runner on the
+    host runs the ordinary way after all (its child, having read the script, execs a fresh
+    interpreter), once; the host reports each, and the controller counts it as a fallback, not
+    as run by the runner."""
+    report, stats, out = _run(sshd, host_interpreters, tmp_path, remote_tmp, _play(*AGAIN),
+                              {"ANSIBLE_DISPLAY_TRACEBACK": "error"})
+    tasks = _tasks(report)
+    assert _pings(tasks) == ["first", "second", "after"], out[-3000:]
+    remote = _remote(stats)
+    print(f"\nrefused: {json.dumps(remote, sort_keys=True)}")
+    refused = sum(n for r, n in remote["fallback"].items() if r.startswith("after hand-over: ") and "traceback" in r)
+    assert refused >= 4 and remote["native"] == 0, remote
     assert wait_no_python(sshd) == []
