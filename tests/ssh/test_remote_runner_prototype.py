@@ -1,9 +1,11 @@
-"""The remote runner's parts over a real SSH connection, before they are wired into
-ansible-core's ``ssh`` connection (docs/runner-ssh.md): the runner shipped and started through
-an SSH command whose standard input is its lifeline, modules run through the host-side Python
-client by commands on the same ControlPersist connection, and what is left on the host when
-the lifeline's channel ends (closed, or its ``ssh`` client killed as a killed controller's
-would be)."""
+"""The remote runner's parts over a real SSH connection, driven directly rather than through
+ansible-core (docs/runner-ssh.md; ``test_remote_runner.py`` runs them through ansible-core's
+``ssh`` connection): the runner started through an SSH command whose standard input is its
+lifeline, modules run through the host-side Python client by commands on the same
+ControlPersist connection and compared with fresh runs (what a module sees, its output and
+end), the host-side CPU of a module start fresh and warm, and what is left on the host when the
+lifeline's channel ends (closed, or its ``ssh`` client killed as a killed controller's would
+be)."""
 
 from __future__ import annotations
 
