@@ -1,6 +1,6 @@
 """End to end over SSH: real ``ansible-playbook`` runs against a private sshd on this machine,
-accelerator off and on, and Mitogen, with ansible-core's defaults (no pipelining) and with
-pipelining.
+accelerator off and on, on with the remote runner (``on+remote``), and Mitogen, with
+ansible-core's defaults (no pipelining) and with pipelining.
 
 ``python -m benches.e2e.ssh [--python PY] [--hosts N] [--addresses N] [--mode M]... [--pipelining {off,on,both}]
 [--repeats N] [--playbook modules] [--json FILE] [--markdown FILE]``
@@ -57,8 +57,10 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "tests", "ssh"))
 import _sshd
 
-MODES = ("off", "on", "runner", "mitogen")
-LABELS = {"off": "off", "on": "on (runner off)", "runner": "on", "mitogen": "mitogen"}
+MODES = ("off", "on", "runner", "remote", "mitogen")
+# "on+remote": the accelerator on with the remote runner (ANSIBLE_ACCEL_REMOTE_RUNNER=1), which
+# runs the modules in a warm runner on each host.
+LABELS = {"off": "off", "on": "on (runner off)", "runner": "on", "remote": "on+remote", "mitogen": "mitogen"}
 SETTLE_SECONDS = 30.0
 
 
@@ -106,7 +108,9 @@ def one_run(env: dict, server: _sshd.Sshd, playbook: str, mode: str, pipelining:
         E2E_RESULTS_FILE=results_file,
     )
     args = ["-i", inventory_file, os.path.join(HERE, f"{playbook}.yml"), "-e", f"e2e_root={root}", "-e", f"e2e_inputs={inputs}"]
-    command = command_for(env, mode, environ, work, stats_file)
+    command = command_for(env, "runner" if mode == "remote" else mode, environ, work, stats_file)
+    if mode == "remote":
+        environ["ANSIBLE_ACCEL_REMOTE_RUNNER"] = "1"
     _end_connections(server)  # nothing open from before
     load_before = list(os.getloadavg())
     hosts_before = server.cpu()
@@ -129,8 +133,18 @@ def one_run(env: dict, server: _sshd.Sshd, playbook: str, mode: str, pipelining:
         "left_behind": outcome.left_behind, "left_on_hosts": left_on_hosts,
         "outlived": outcome.programs(), "load_before": load_before, "load_after": list(os.getloadavg()),
         "output": completed.stdout, "results": _load(results_file),
-        "stats": _load(stats_file) if accelerated(mode) else None,
+        "stats": _load(stats_file) if _accelerated(mode) else None,
     }
+
+
+def _accelerated(mode: str) -> bool:
+    return mode == "remote" or accelerated(mode)
+
+
+def remote_counts(run: dict) -> dict | None:
+    """The remote runner's counters of a run (native, fallbacks by reason), or None."""
+    paths = ((run.get("stats") or {}).get("run") or {}).get("paths") or {}
+    return paths.get("remote_runner")
 
 
 def _load(path: str) -> dict | None:
@@ -147,7 +161,9 @@ def describe(run: dict) -> str:
             f"sshd and hosts {hosts}), load {run['load_before'][0]:.2f} -> {run['load_after'][0]:.2f}"
             + ("" if run["returncode"] == 0 else f", EXIT STATUS {run['returncode']}")
             + (f", {len(run['left_behind'])} PROCESSES LEFT BEHIND" if run["left_behind"] else "")
-            + (f", {len(run['left_on_hosts'])} PROCESSES LEFT ON THE HOSTS" if run["left_on_hosts"] else ""))
+            + (f", {len(run['left_on_hosts'])} PROCESSES LEFT ON THE HOSTS" if run["left_on_hosts"] else "")
+            + (f", remote runner {counts['native']} native, {sum(counts['fallback'].values())} fallbacks"
+               if run["mode"] == "remote" and (counts := remote_counts(run)) else ""))
 
 
 def check(run: dict, reference: dict | None) -> tuple[list[str], list[str]]:
@@ -158,10 +174,12 @@ def check(run: dict, reference: dict | None) -> tuple[list[str], list[str]]:
         problems.append(f"exit status {run['returncode']}: {fatal[:4] or run['output'][-600:]}")
     if run["left_behind"] or run["left_on_hosts"]:
         problems.append(f"processes left behind: {(run['left_behind'] + run['left_on_hosts'])[:4]}")
-    if accelerated(run["mode"]):
+    if _accelerated(run["mode"]):
         stats = run["stats"] or {}
         if not stats.get("installed"):
             problems.append(f"the accelerator was not installed ({stats.get('reason')})")
+        elif run["mode"] == "remote" and not (remote_counts(run) or {}).get("native"):
+            problems.append(f"no module ran in a remote runner ({remote_counts(run)})")
     if reference is None:
         return problems, []
     if run["mode"] == "mitogen":
@@ -224,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python", default=sys.executable, help="interpreter of a venv with ansible and ansible-accel")
     parser.add_argument("--hosts", type=int, default=2, help="host aliases (default 2)")
     parser.add_argument("--addresses", type=int, default=0, help="loopback addresses to spread them over (default: one each)")
-    parser.add_argument("--mode", action="append", choices=MODES, help="only these modes (default: off, on, mitogen)")
+    parser.add_argument("--mode", action="append", choices=MODES, help="only these modes (default: off, runner (shown as on), remote (on+remote), mitogen)")
     parser.add_argument("--pipelining", choices=("off", "on", "both"), default="both")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--playbook", default="modules", choices=("modules",))

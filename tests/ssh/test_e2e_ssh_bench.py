@@ -64,3 +64,13 @@ def test_table_ratios_are_medians_over_off_and_mitogen():
     assert rows["mitogen"][7:9] == ["0.200", "0.400"]
     assert " ".join(rows["mitogen"][11:]) == "1 differences (reported)"
     assert rows["on"][11] == "identical"
+
+
+def test_a_remote_runner_run_that_ran_no_module_in_a_runner_is_a_problem():
+    reference = _run("off", _results("a"))
+    counted = {"installed": True, "run": {"paths": {"remote_runner": {"native": 4, "fallback": {"runner starting": 2}}}}}
+    assert ssh.check(dict(_run("remote", _results("a")), stats=counted), reference) == ([], [])
+    assert "remote runner 4 native, 2 fallbacks" in ssh.describe(dict(_run("remote", _results("a")), stats=counted))
+    none = {"installed": True, "run": {"paths": {"remote_runner": {"native": 0, "fallback": {"runner starting": 6}}}}}
+    problems, _ = ssh.check(dict(_run("remote", _results("a")), stats=none), reference)
+    assert len(problems) == 1 and "no module ran in a remote runner" in problems[0]
