@@ -76,8 +76,8 @@ def run_playbook(tmp_path, label: str, environment: dict | None, *, interpreter:
                E2E_RESULTS_FILE=str(results), ANSIBLE_NOCOLOR="1", ANSIBLE_ACCEL_RUNNER="0", PYTHONHASHSEED="0",
                ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_INVENTORY_UNPARSED_WARNING="0", **env_extra)  # fmt: skip
     command = command or [os.path.join(BIN, "ansible-playbook")]
-    done = subprocess.run([*command, "-i", "hosts", "-e", f"work={work}", "play.yml"], env=env, capture_output=True,
-                          text=True, timeout=600, cwd=work)  # fmt: skip
+    done = subprocess.run([*command, "-i", "hosts", "-e", f"work={work}", "play.yml"], env=env, check=False,
+                          capture_output=True, text=True, timeout=600, cwd=work)  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     text = results.read_text().replace(str(work), "WORK")
     return _normalise(json.loads(text)), done.stdout
