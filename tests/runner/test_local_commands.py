@@ -187,3 +187,61 @@ def test_a_command_of_another_name_on_path_goes_to_the_shell(tmp_path, monkeypat
     (tmp_path / "t").mkdir()
     assert here(wrapped(sh.remove(str(tmp_path / "t") + "/", recurse=True))) is None
     assert (tmp_path / "t").is_dir()
+
+
+# --- splitting a command as shlex would ---------------------------------------------------------
+
+_TEXT = st.text(alphabet=st.sampled_from(list("ab/ .-_=~'\"\\`$&()\t\n#;*")), max_size=30)
+
+
+def _by_shlex(cmd: str):
+    try:
+        outer = shlex.split(cmd)
+    except ValueError:
+        return None
+    if len(outer) != 3 or outer[1] != "-c" or f"{outer[0]} -c {shlex.quote(outer[2])}" != cmd:
+        return None
+    return outer[0], outer[2]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.sampled_from(["/bin/sh", "sh", "/usr/bin/env", "/bin/s h", "a'b", ""]), _TEXT,
+       st.sampled_from(["", " ", "'", "x", " -c"]))
+def test_split_shell_c_is_shlex(executable, inner, tail):
+    for cmd in (f"{executable} -c {shlex.quote(inner)}{tail}", f"{executable} -c {inner}{tail}",
+                f"{executable} {inner}"):
+        assert local_commands.split_shell_c(cmd) == _by_shlex(cmd), cmd
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(_TEXT, max_size=4), st.booleans())
+def test_module_command_parse_is_shlex(words, sleep):
+    inner = " ".join(words) + (" && sleep 0" if sleep else "")
+    for text in (inner, " ".join(shlex.quote(w) for w in words)):
+        cmd = "/bin/sh -c " + shlex.quote(text)
+        found = runner.parse_module_command(cmd)
+        if runner._PLAIN_WORDS.fullmatch(text):
+            assert text.split(" ") == shlex.split(text)
+        assert found == _module_command_by_shlex(cmd), cmd
+
+
+def _module_command_by_shlex(cmd: str):
+    outer = _by_shlex(cmd)
+    if outer is None:
+        return None
+    try:
+        words = shlex.split(outer[1])
+    except ValueError:
+        return None
+    suffix = ""
+    if words[-3:] == ["&&", "sleep", "0"]:
+        words, suffix = words[:-3], " && sleep 0"
+    assignments = []
+    while words and (match := runner._ASSIGNMENT.fullmatch(words[0])):
+        assignments.append((match[1], match[2]))
+        words.pop(0)
+    if len(words) not in (1, 2) or any(w.startswith("-") for w in words[1:]):
+        return None
+    if runner._join(assignments, words) + suffix != outer[1]:
+        return None
+    return assignments, words[0], (words[1] if len(words) == 2 else None), suffix

@@ -93,19 +93,32 @@ def route(connection, cmd, in_data, sudoable) -> t.Callable[[dict], t.Any] | Non
     return None
 
 
+_EXECUTABLE = re.compile(r"[A-Za-z0-9_./+-]+")
+_QUOTE_IN_QUOTES = "'\"'\"'"  # how shlex.quote writes a ' inside '...'
+
+
+def split_shell_c(cmd: str) -> tuple[str, str] | None:
+    """(EXECUTABLE, COMMAND) when ``cmd`` is exactly ``EXECUTABLE -c QUOTED`` as ansible-core
+    writes it (``shlex.quote`` of COMMAND, EXECUTABLE a plain word); else None.  The same
+    answer as splitting ``cmd`` with ``shlex`` and quoting the parts again, without its cost."""
+    at = cmd.find(" -c ")
+    if at <= 0 or not _EXECUTABLE.fullmatch(cmd, 0, at):
+        return None
+    quoted = cmd[at + 4:]
+    if len(quoted) >= 2 and quoted[0] == quoted[-1] == "'":
+        inner = quoted[1:-1].replace(_QUOTE_IN_QUOTES, "'")
+    else:
+        inner = quoted
+    return (cmd[:at], inner) if shlex.quote(inner) == quoted else None
+
+
 def _inner_command(cmd: str) -> str | None:
     """The command ``SH -c QUOTED`` runs, without ansible-core's `` && sleep 0``, when SH is
     the system's ``sh``; else None."""
-    try:
-        outer = shlex.split(cmd)
-    except ValueError:
+    split = split_shell_c(cmd)
+    if split is None or not (os.path.isabs(split[0]) and os.path.basename(split[0]) in _SHELLS):
         return None
-    if len(outer) != 3 or outer[1] != "-c" or f"{outer[0]} -c {shlex.quote(outer[2])}" != cmd:
-        return None
-    if not (os.path.isabs(outer[0]) and os.path.basename(outer[0]) in _SHELLS):
-        return None
-    inner = outer[2]
-    return inner.removesuffix(_SLEEP)
+    return split[1].removesuffix(_SLEEP)
 
 
 def _run(kind: str, action, match, cmd: str, kwargs: dict):

@@ -38,6 +38,7 @@ ENV = "ANSIBLE_ACCEL_RUNNER"
 _OFF = ("0", "false", "no", "off")
 _PYTHON_NAME = re.compile(r"python[0-9.]*")
 _ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.S)
+_PLAIN_WORDS = re.compile(r"[^\s'\"\\]+(?: [^\s'\"\\]+)*")
 
 _original_exec_command = None
 _pending = threading.local()
@@ -99,10 +100,8 @@ def _subprocess_view() -> types.ModuleType:
 
 
 def _exec_command(self, cmd, in_data=None, sudoable=True):
-    routed = _route(self, cmd, in_data, sudoable)
-    if routed is None:
-        done_here = local_commands.route(self, cmd, in_data, sudoable)
-        routed = None if done_here is None else (cmd, done_here)
+    done_here = local_commands.route(self, cmd, in_data, sudoable)
+    routed = (cmd, done_here) if done_here is not None else _route(self, cmd, in_data, sudoable)
     if routed is None:
         return _original_exec_command(self, cmd, in_data=in_data, sudoable=sudoable)
     _pending.command = routed
@@ -204,16 +203,18 @@ def parse_module_command(cmd: str):
     """``([(name, value)...], interpreter, script or None, suffix)`` when ``cmd`` is exactly
     ``EXECUTABLE -c QUOTED`` whose inner command is ``[NAME=VALUE...] INTERPRETER [SCRIPT]``
     (then `` && sleep 0`` or nothing) as ansible-core's sh shell quotes it; else None."""
-    try:
-        outer = shlex.split(cmd)
-    except ValueError:
+    outer = local_commands.split_shell_c(cmd)
+    if outer is None:
         return None
-    if len(outer) != 3 or outer[1] != "-c" or f"{outer[0]} -c {shlex.quote(outer[2])}" != cmd:
-        return None
-    inner = outer[2]
-    try:
-        words = shlex.split(inner)
-    except ValueError:
+    inner = outer[1]
+    if _PLAIN_WORDS.fullmatch(inner):
+        words = inner.split(" ")  # what shlex gives for words without quotes, escapes or runs of blanks
+    else:
+        try:
+            words = shlex.split(inner)
+        except ValueError:
+            return None
+    if not words:
         return None
     suffix = ""
     if words[-3:] == _AND_SLEEP:
