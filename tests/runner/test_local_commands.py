@@ -11,8 +11,11 @@ import stat
 import subprocess
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from ansible_accel import _counters
-from ansible_accel._integrations import local_commands
+from ansible_accel._integrations import local_commands, runner
 
 sh = pytest.importorskip("ansible.plugins.loader").shell_loader.get("sh")
 
