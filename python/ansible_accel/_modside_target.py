@@ -57,15 +57,21 @@ class _WatchForBasic:
         basic = sys.modules.get(_BASIC)
         if basic is None or getattr(getattr(basic, "__spec__", None), "_initializing", True):
             return None
+        finders = sys.meta_path
         try:
-            sys.meta_path.remove(self)
+            index = finders.index(self)
         except ValueError:
             return None
+        # The import system is iterating over this very list: once this finder is out of it,
+        # the iteration goes on after the finder that followed it, so that one is asked here.
+        following = finders[index + 1] if index + 1 < len(finders) else None
+        del finders[index]
         try:
             _switch_on(basic, self.record)
         except Exception:  # noqa: BLE001 - the module runs as shipped
             pass
-        return None
+        find_spec = getattr(following, "find_spec", None)
+        return None if find_spec is None else find_spec(name, path, target)
 
     def invalidate_caches(self):
         pass

@@ -121,3 +121,24 @@ def test_a_damaged_install_leaves_every_module_as_shipped(tmp_path):
     assert found["hook-garbled"] == [] and found["switch-on-missing"] == []
     unused = [line.get("unused", "") for line in found["extension-missing"]]
     assert len(unused) == MODULE_RUNS and all(u.startswith("could not switch on: ") for u in unused), unused
+
+
+def test_the_import_that_finds_basic_imported_goes_on_through_every_other_finder():
+    """The finder leaves ``sys.meta_path`` while the import system iterates over it: the finder
+    that followed it is still asked about that import (here a built-in module, which only the
+    built-in importer finds)."""
+    code = (
+        "import sys, importlib.machinery as m\n"
+        "names = [n for n in sys.builtin_module_names if n not in sys.modules and n != 'sys']\n"
+        "fake = type(sys)('ansible.module_utils.basic'); fake.__spec__ = m.ModuleSpec(fake.__name__, None)\n"
+        "fake.__spec__._initializing = False; sys.modules[fake.__name__] = fake\n"
+        "before = [type(f).__name__ for f in sys.meta_path]\n"
+        "module = __import__(names[0])\n"
+        "print(names[0], module.__spec__.origin, before, [type(f).__name__ for f in sys.meta_path])\n"
+    )
+    env = dict(os.environ, **{ENV: "target"})
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    name, origin, before, after = done.stdout.split(" ", 3)
+    assert origin == "built-in", done.stdout
+    assert "_WatchForBasic" in before and "_WatchForBasic" not in after, done.stdout
