@@ -13,6 +13,9 @@ native paths the controller uses (``_integrations.argspec``, ``_integrations.no_
 ``_integrations.masking``, through their own ``plan()``), so every child inherits them.
 ``flush()``, called by a child just before it ends, appends its counts as one JSON line to
 ``SOCKET.modside`` in the runner's directory; the controller adds them up (``status()``).
+``install_target()`` does the same switch-on in a fresh interpreter that opted in
+(``_modside_target``), whose counts go to the file the opt-in names, read by ``status()``
+too when the controller named it (``target_record``).
 
 The runner loads this file by path (it cannot import a package of its own), so it uses the
 standard library only at import.  It switches the paths on only when:
