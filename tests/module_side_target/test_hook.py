@@ -128,17 +128,17 @@ def test_the_import_that_finds_basic_imported_goes_on_through_every_other_finder
     that followed it is still asked about that import (here a built-in module, which only the
     built-in importer finds)."""
     code = (
-        "import sys, importlib.machinery as m\n"
+        "import sys, json, importlib.machinery as m\n"
         "names = [n for n in sys.builtin_module_names if n not in sys.modules and n != 'sys']\n"
         "fake = type(sys)('ansible.module_utils.basic'); fake.__spec__ = m.ModuleSpec(fake.__name__, None)\n"
         "fake.__spec__._initializing = False; sys.modules[fake.__name__] = fake\n"
         "before = [type(f).__name__ for f in sys.meta_path]\n"
         "module = __import__(names[0])\n"
-        "print(names[0], module.__spec__.origin, before, [type(f).__name__ for f in sys.meta_path])\n"
+        "print(json.dumps([module.__spec__.origin, before, [type(f).__name__ for f in sys.meta_path]]))\n"
     )
     env = dict(os.environ, **{ENV: "target"})
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stderr == "", done.stderr
-    name, origin, before, after = done.stdout.split(" ", 3)
+    origin, before, after = json.loads(done.stdout)
     assert origin == "built-in", done.stdout
     assert "_WatchForBasic" in before and "_WatchForBasic" not in after, done.stdout
