@@ -8,7 +8,8 @@ it forwards signals to it, waits for its exit status and ends the same way.  Unt
 says it started the module, any failure makes it exec ``INTERPRETER [ARG...]`` itself (the
 ordinary way, once), the reason appended to ``SOCKET.fallbacks``.
 
-Run by path by whatever interpreter the host's modules name (3.8 and later), in isolated mode
+Run by path (or from a descriptor its shell opened, ``/dev/fd/N``, which it closes) by whatever
+interpreter the host's modules name (3.8 and later), in isolated mode
 without ``site``: it imports only built-in and extension modules (``posix``, ``_signal``,
 ``_socket``, ``resource``), no pure-Python module of the standard library.
 
@@ -296,6 +297,13 @@ def main():
         return 2
     words, environ = _started_with()
     sock_path, argv = words[0], words[1:]
+    if sys.argv[0].startswith("/dev/fd/"):
+        # Run from a descriptor its shell opened (the remote runner's command): the interpreter
+        # has read this file; the module, run here or the ordinary way, must not inherit it.
+        try:
+            posix.close(int(sys.argv[0][len("/dev/fd/"):]))
+        except (ValueError, OSError):
+            pass
     original = _signal.pthread_sigmask(_signal.SIG_BLOCK, FORWARDED)
     try:
         conn, pid = hand_over(sock_path, argv, environ, original)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _sshd
-
 
 # The runs over the test bed's sshd reach hosts on all three interpreters from any controller:
 # they are made from Python 3.12's environment only (ANSIBLE_ACCEL_TESTS_ALL_INTERPRETERS=1: from
@@ -47,3 +48,12 @@ def host_interpreters() -> list[str]:
     found = _sshd.interpreters()
     mine = os.path.realpath(os.path.join(os.path.dirname(sys.executable), f"python{sys.version_info[0]}.{sys.version_info[1]}"))
     return [mine] + [path for version, path in sorted(found.items()) if path != mine]
+
+
+@pytest.fixture
+def remote_tmp():
+    """The hosts' remote tmp for runs with the remote runner: a short path, as ``~/.ansible/tmp``
+    is (the runner's socket path must fit in 107 bytes; pytest's own temporary paths are long)."""
+    path = tempfile.mkdtemp(prefix="rt", dir="/tmp")
+    yield path
+    shutil.rmtree(path, ignore_errors=True)

@@ -7,23 +7,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 import time
 
 import pytest
 from test_playbook_ssh import _cmd, _differences, run_playbook
 
 REMOTE = {"ANSIBLE_ACCEL_REMOTE_RUNNER": "1"}
-
-
-@pytest.fixture
-def remote_tmp():
-    """The hosts' remote tmp: a short path, as ``~/.ansible/tmp`` is (the runner's socket path
-    must fit in 107 bytes; pytest's own temporary paths are long)."""
-    path = tempfile.mkdtemp(prefix="rt", dir="/tmp")
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 def python_processes(sshd) -> list[str]:

@@ -17,7 +17,7 @@ import time
 
 import pytest
 from test_playbook_ssh import BIN, RESULTS_CALLBACK, _cmd
-from test_remote_runner import REMOTE, remote_tmp, wait_no_python  # noqa: F401 - remote_tmp is a fixture
+from test_remote_runner import REMOTE, wait_no_python
 
 # The module's parent: its pid, then its command line.
 WHERE = "p=$(awk '{print $4}' /proc/$PPID/stat); echo $p; tr '\\0' ' ' < /proc/$p/cmdline"

@@ -211,17 +211,24 @@ def _why_ordinary(connection, sudoable, interpreter) -> str | None:
     return None
 
 
+CLIENT_FD = 9
+
+
 def rewrite_command(cmd: str, sock: str) -> str:
-    """``cmd`` with the interpreter run through the host's client while SOCK exists, in the same
-    shell: ``if [ -S SOCK ]; then [NAME=VALUE...] PYTHON -I -S CLIENT SOCK PYTHON [SCRIPT];
-    else [NAME=VALUE...] PYTHON [SCRIPT]; fi``."""
+    """``cmd`` with the interpreter run through the host's client while SOCK exists and the
+    client opens, in the same shell: ``if [ -S SOCK ] && { command exec 9<CLIENT; } 2>/dev/null;
+    then [NAME=VALUE...] PYTHON -I -S /dev/fd/9 SOCK PYTHON [SCRIPT]; else [NAME=VALUE...]
+    PYTHON [SCRIPT]; fi``.  The client is opened by the shell before the interpreter is chosen:
+    a runner directory removed at that very moment makes the module run the ordinary way, never
+    an interpreter that cannot find its script."""
     executable = shlex.split(cmd)[0]
     assignments, interpreter, script, suffix = local_runner.parse_module_command(cmd)
     rest = [script] if script is not None else []
     client = os.path.join(os.path.dirname(sock), "client.py")
-    warm = local_runner._join(assignments, [interpreter, "-I", "-S", client, sock, interpreter, *rest])
+    warm = local_runner._join(assignments, [interpreter, "-I", "-S", f"/dev/fd/{CLIENT_FD}", sock, interpreter, *rest])
     plain = local_runner._join(assignments, [interpreter, *rest])
-    inner = f"if [ -S {shlex.quote(sock)} ]; then {warm}; else {plain}; fi{suffix}"
+    opened = f"{{ command exec {CLIENT_FD}<{shlex.quote(client)}; }} 2>/dev/null"
+    inner = f"if [ -S {shlex.quote(sock)} ] && {opened}; then {warm}; else {plain}; fi{suffix}"
     return f"{executable} -c {shlex.quote(inner)}"
 
 
@@ -270,7 +277,12 @@ def _runner_for(connection, interpreter, assignments, source) -> tuple[str | Non
             return None, STARTING
         if _read_lines(state + ".keeper") != keeper:  # started by another worker meanwhile
             return None, STARTING
-        reason = _start(connection, interpreter, source, remote_key, state, generation=len(keeper) == 2)
+        try:
+            reason = _start(connection, interpreter, source, remote_key, state, generation=len(keeper) == 2)
+        except Exception as ex:  # noqa: BLE001 - the module goes the ordinary way; a later one tries again
+            # The connection failed (the module's own command reports that as ansible-core
+            # would), or a local file could not be written.
+            return None, f"runner could not start: {type(ex).__name__}"
     finally:
         os.close(lock)
     if reason is not None:
