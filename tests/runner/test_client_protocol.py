@@ -433,6 +433,14 @@ def test_runner_ending_early_waits_for_the_module(client, sock_path):
     assert not os.path.exists(sock_path + ".fallbacks")
 
 
+def _default_signals() -> None:
+    """The forwarded signals' default actions, whatever the test session received ignored
+    (one started by ``nohup`` or in the background of a shell ignores SIGHUP, SIGINT, SIGQUIT)."""
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2, signal.SIGALRM, signal.SIGINT,
+                signal.SIGQUIT):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 class ModuleProcess:
     """A fake runner whose module's process is a real `sleep 30`: it reports `S` with its pid,
     and `X` with its wait status once it ends."""
@@ -444,7 +452,7 @@ class ModuleProcess:
 
     def _reply(self, conn, _request) -> None:
         # No core file when SIGQUIT ends it.
-        self.child = subprocess.Popen(["/bin/sh", "-c", "ulimit -c 0; exec sleep 30"])
+        self.child = subprocess.Popen(["/bin/sh", "-c", "ulimit -c 0; exec sleep 30"], preexec_fn=_default_signals)
         conn.sendall(started(self.child.pid))
         self.started.set()
         conn.sendall(exited(raw_status(self.child.wait(TIMEOUT))))
@@ -465,7 +473,7 @@ class ModuleProcess:
 )
 def test_signal_sent_to_the_client_reaches_the_module(client, sock_path, sig):
     module = ModuleProcess(sock_path)
-    proc = subprocess.Popen([client, sock_path, *SH_RAN_7], stdout=subprocess.PIPE)
+    proc = subprocess.Popen([client, sock_path, *SH_RAN_7], stdout=subprocess.PIPE, preexec_fn=_default_signals)
     try:
         module.wait_started()
         proc.send_signal(sig)
