@@ -90,7 +90,8 @@ def one_run(env: dict, server: _sshd.Sshd, playbook: str, mode: str, pipelining:
     root = os.path.join(work, "files")
     shutil.rmtree(root, ignore_errors=True)
     os.makedirs(root)
-    remote_tmp = os.path.join(work, "remote-tmp")
+    # Short: the remote runner's socket lives under it, and a socket's path has at most 107 bytes.
+    remote_tmp = os.path.join(work, "rt")
     results_file, stats_file = os.path.join(work, "results.json"), os.path.join(work, "stats.json")
     for path in (results_file, stats_file):
         if os.path.exists(path):

@@ -85,3 +85,23 @@ def test_hosts_where_the_runner_cannot_start(sshd, host_interpreters, tmp_path, 
     said = [line for line in out.splitlines() if "no remote runner on" in line]
     assert len(said) == 3 and all(wanted in line for line in said), said
     assert wait_no_python(sshd) == []
+
+
+def test_aliases_of_one_machine_have_runners_of_their_own(sshd, host_interpreters, tmp_path, remote_tmp):
+    """Three host aliases of this machine with the same interpreter, user and remote tmp: each
+    has its own runner in its own directory (one alias's start never takes another's)."""
+    where = "p=$(awk '{print $4}' /proc/$PPID/stat); echo $p; tr '\\0' ' ' < /proc/$p/cmdline"
+    play = SMALL_PLAY + "    - command: sleep 3\n" + f"    - shell: {json.dumps(where)}\n"
+    runs = [run_playbook(sshd, host_interpreters[:1], tmp_path, accel=accel, pipelining=True, play_text=play,
+                         remote_tmp=remote_tmp, extra_env=REMOTE if accel else None) for accel in (False, True)]
+    (plain, _, _), (fast, stats, _) = runs
+    remote = stats["run"]["paths"]["remote_runner"]
+    print(f"\none interpreter: {json.dumps(remote, sort_keys=True)}")
+    assert not [r for r in remote["fallback"] if "could not start" in r or r.startswith("after hand-over")], remote
+    parents = {name: tasks[-1]["result"]["stdout"].split("\n", 1) for name, tasks in fast["hosts"].items()}
+    assert all("server.py" in cmdline for _, cmdline in parents.values()), parents
+    assert len({pid for pid, _ in parents.values()}) == 3 and len({c.split()[1] for _, c in parents.values()}) == 3, parents
+    for tasks in (*plain["hosts"].values(), *fast["hosts"].values()):  # the runner's pid differs by nature
+        tasks[-1]["result"]["stdout"] = tasks[-1]["result"]["stdout_lines"] = "X"
+    assert fast == plain, "\n".join(_differences(plain, fast)[:20])
+    assert wait_no_python(sshd) == []

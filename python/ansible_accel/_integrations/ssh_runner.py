@@ -236,13 +236,14 @@ def rewrite_command(cmd: str, sock: str) -> str:
 
 
 def _host_key(connection, interpreter: str, assignments: dict[str, str]) -> tuple[str, str]:
-    """(the key of the runner's directory on the host, the key of its local state)."""
+    """(the key of the runner's directory on the host, the key of its local state).  Both name
+    the host alias too: two aliases of one machine (or hosts sharing a home directory) have
+    runners of their own, as they have SSH connections of their own."""
     significant = sorted(_runner_pool.significant_env(assignments).items())
-    remote = hashlib.sha256(repr((interpreter, core_version(), significant)).encode("utf-8", "surrogateescape"))
     host = connection.get_option("host") or connection._play_context.remote_addr
-    where = (host, connection.get_option("port"), connection.get_option("remote_user"), remote.hexdigest())
-    local = hashlib.sha256(repr(where).encode("utf-8", "surrogateescape")).hexdigest()[:24]
-    return remote.hexdigest()[:12], local
+    where = (host, connection.get_option("port"), connection.get_option("remote_user"))
+    key = hashlib.sha256(repr((interpreter, core_version(), significant, where)).encode("utf-8", "surrogateescape"))
+    return key.hexdigest()[:12], key.hexdigest()[:24]
 
 
 def _runner_for(connection, interpreter, assignments, source) -> tuple[str | None, str | None]:
