@@ -153,6 +153,9 @@ def install() -> dict:
         _stats.activate()
         for path, module_name in PATH_MODULES.items():
             _install_path(path, module_name)
+        from ._integrations import modside_target
+
+        modside_target.install()  # never raises
         _installed = True
         return status()
 
@@ -192,6 +195,9 @@ def uninstall() -> dict:
     """Put back every original object; idempotent.  Returns ``status()``."""
     global _installed
     with _lock:
+        from ._integrations import modside_target
+
+        modside_target.uninstall()
         # Last installed, first reverted: two paths patching one attribute unwind correctly.
         for path, state in reversed(_paths.items()):
             try:

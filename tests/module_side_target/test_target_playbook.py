@@ -126,7 +126,7 @@ def test_the_same_results_with_the_opt_in_and_native_counts_only_with_it(tmp_pat
 def test_the_controller_names_the_counts_file_and_adds_them_to_the_stats(tmp_path, plain):
     """With exactly ``target`` and the accelerator on, the controller gives local modules the
     counts file and the run's stats hold their counts under ``module_side``."""
-    launcher = [sys.executable, os.path.join(HERE, "accel_with_target_counts.py"), "ansible-playbook"]
+    launcher = [os.path.join(os.path.dirname(sys.executable), "ansible-accel"), "ansible-playbook"]
     stats_on = tmp_path / "stats-on.json"
     on, _ = run_playbook(tmp_path, "on", {ENV: "target"}, command=launcher, ANSIBLE_ACCEL_STATS=str(stats_on))
     assert on == plain, "\n".join(_differences(plain, on)[:20])

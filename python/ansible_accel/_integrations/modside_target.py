@@ -36,11 +36,9 @@ def plan() -> list[Patch]:
     if original is None:
         raise Unavailable("ActionBase has no _compute_environment_string")
     # This controller's directory beside its runners' (a dead controller's is removed by the
-    # next one that starts runners).
+    # next one that starts runners), made when a module first opts in.
     base = _runner_pool.private_base()
-    _runner_pool.ensure_private_dir(base)
     rundir = _runner_pool._Pool.rundir or os.path.join(base, f"run-{os.getpid()}")
-    _runner_pool.ensure_private_dir(rundir)
     _original = original
     _record = os.path.join(rundir, f"{os.getpid()}{_runner_modside.TARGET_SUFFIX}")
     _runner_modside.target_record = _record
@@ -91,5 +89,11 @@ def _compute_environment_string(self, raw_environment_out=None):
     connection = self._connection
     if getattr(connection, "transport", None) != "local" or getattr(connection, "become", None) is not None:
         return prefix
+    try:
+        rundir = os.path.dirname(_record)
+        _runner_pool.ensure_private_dir(os.path.dirname(rundir))
+        _runner_pool.ensure_private_dir(rundir)
+    except OSError:
+        return prefix  # no counts file: the module still opts in, its counts stay unrecorded
     environment[ENV] = f"target:{_record}"
     return connection._shell.env_prefix(**environment)
