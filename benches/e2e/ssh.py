@@ -288,7 +288,10 @@ def main(argv: list[str] | None = None) -> int:
                     for difference in reported:
                         if difference not in entry["reported"]:
                             entry["reported"].append(difference)
-                    entry["runs"].append({k: v for k, v in run.items() if k not in ("output", "results", "stats")})
+                    kept = {k: v for k, v in run.items() if k not in ("output", "results", "stats")}
+                    if mode == "remote":
+                        kept["remote_runner"] = remote_counts(run)
+                    entry["runs"].append(kept)
                     _write(report, options)
         report["finished"] = True
         _write(report, options)
