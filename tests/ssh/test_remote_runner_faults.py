@@ -180,24 +180,25 @@ def test_two_controllers_at_once(sshd, host_interpreters, tmp_path, remote_tmp):
 
 
 def test_an_idle_runner_ends_and_a_busy_one_does_not(sshd, host_interpreters, tmp_path, remote_tmp):
-    """With a 3 s idle time: a module that runs 5 s in the runner keeps it (its result is its
-    own, and the same runner serves the next module), a 7 s pause between tasks ends it
+    """With a 6 s idle time (longer than the warm-up's 4 s module, which runs the ordinary way
+    while the runner starts): a module that runs 8 s in the runner keeps it (its result is its
+    own, and the same runner serves the next module), a 10 s pause between tasks ends it
     (counted), and the next modules start a new one."""
-    idle = {"ANSIBLE_ACCEL_REMOTE_RUNNER_IDLE": "3"}
-    busy = [{"command": "sleep 5"}, {"shell": WHERE}]
+    idle = {"ANSIBLE_ACCEL_REMOTE_RUNNER_IDLE": "6"}
+    busy = [{"command": "sleep 8"}, {"shell": WHERE}]
     again = [{"ping": {"data": "after"}}, *[{"ping": {"data": "busy"}}] * 8, {"shell": WHERE}]
     report, stats, out = _run(sshd, host_interpreters, tmp_path, remote_tmp,
-                              _play(*busy, {"local_action": "command sleep 7"}, *again), idle)
+                              _play(*busy, {"local_action": "command sleep 10"}, *again), idle)
     tasks = _tasks(report)
     assert _pings(tasks) == ["first", "second", "after", *["busy"] * 8], out[-3000:]
-    sleeps = [t["result"]["rc"] for t in tasks if t["result"].get("cmd") == ["sleep", "5"]]
+    sleeps = [t["result"]["rc"] for t in tasks if t["result"].get("cmd") == ["sleep", "8"]]
     assert sleeps == [0], sleeps
     (first, first_cmd), (busy_end, _), (after, after_cmd) = (_registered(tasks, n) for n in range(3))
     assert "server.py" in first_cmd and busy_end == first, (first_cmd, busy_end)
     assert "server.py" in after_cmd and after != first, (first_cmd, after_cmd)
     fallback = _remote(stats)["fallback"]
     print(f"\nidle: {json.dumps(_remote(stats), sort_keys=True)}")
-    assert fallback.get("runner ended (idle for 3 s), starting again") == 1, fallback
+    assert fallback.get("runner ended (idle for 6 s), starting again") == 1, fallback
     assert wait_no_python(sshd) == []
 
 
