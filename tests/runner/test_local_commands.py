@@ -207,7 +207,7 @@ def _by_shlex(cmd: str):
     return outer[0], outer[2]
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(st.sampled_from(["/bin/sh", "sh", "/usr/bin/env", "/bin/s h", "a'b", ""]), _TEXT,
        st.sampled_from(["", " ", "'", "x", " -c"]))
 def test_split_shell_c_is_shlex(executable, inner, tail):
@@ -216,7 +216,7 @@ def test_split_shell_c_is_shlex(executable, inner, tail):
         assert local_commands.split_shell_c(cmd) == _by_shlex(cmd), cmd
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(st.lists(_TEXT, max_size=4), st.booleans())
 def test_module_command_parse_is_shlex(words, sleep):
     inner = " ".join(words) + (" && sleep 0" if sleep else "")
