@@ -39,9 +39,14 @@ def main(argv: list[str]) -> int:
         runs.append((name, log, handle, process, time.monotonic()))
     failed = []
     ended = {}
-    for name, _, handle, process, started in runs:
-        process.wait()
+    waiting = {process.pid: (name, handle, process, started) for name, _, handle, process, started in runs}
+    while waiting:
+        pid, status = os.wait()
+        if pid not in waiting:
+            continue
+        name, handle, process, started = waiting.pop(pid)
         ended[name] = time.monotonic() - started
+        process.returncode = os.waitstatus_to_exitcode(status)
         handle.close()
     for name, log, _, process, _ in runs:
         print(f"== pytest on {name} ({ended[name]:.0f} s, exit status {process.returncode})", flush=True)
