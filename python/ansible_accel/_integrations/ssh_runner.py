@@ -194,21 +194,11 @@ def _route(connection, cmd, in_data, sudoable) -> str | None:
 
 
 def _why_ordinary(connection, sudoable, interpreter) -> str | None:
-    from ansible import constants as C
-
-    if sudoable and getattr(connection, "become", None) is not None:
-        return "become"
-    if C.DEFAULT_KEEP_REMOTE_FILES:
-        return "ANSIBLE_KEEP_REMOTE_FILES"
-    from . import bytecode
-
-    if bytecode.opted_in():
-        return "bytecode payloads (ANSIBLE_ACCEL_BYTECODE)"
-    if not os.path.isabs(interpreter):
-        return "interpreter not an absolute path"
-    if connection.get_option("password"):
+    """The local runner's reasons, and one of SSH's own."""
+    reason = local_runner._why_ordinary(connection, sudoable, interpreter)
+    if reason is None and connection.get_option("password"):
         return "password authentication"  # its ssh commands need the password fed to them
-    return None
+    return reason
 
 
 CLIENT_FD = 9
