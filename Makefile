@@ -54,27 +54,27 @@ $(VENVS)/py%/.core-1:
 	 [ -n "$$py" ] || { echo "no Python for py$* found (pyenv or PATH)"; exit 1; }; \
 	 [ -x "$(VENVS)/py$*/bin/python" ] || { echo "== creating $(VENVS)/py$* with $$py"; "$$py" -m venv "$(VENVS)/py$*"; }; \
 	 echo "== installing ansible-core $$core into $(VENVS)/py$* (about 40 MB from the package index)"; \
-	 "$(VENVS)/py$*/bin/pip" install $(PIP_FLAGS) --upgrade pip; \
-	 "$(VENVS)/py$*/bin/pip" install $(PIP_FLAGS) "ansible-core==$$core"; \
+	 "$(VENVS)/py$*/bin/python" -m pip install $(PIP_FLAGS) --upgrade pip; \
+	 "$(VENVS)/py$*/bin/python" -m pip install $(PIP_FLAGS) "ansible-core==$$core"; \
 	 touch "$@"
 
 # The build tools (about 60 MB to download, 450 MB unpacked, most of it zig).
 $(VENVS)/py%/.build-tools-1: $(VENVS)/py%/.core-1
 	@echo "== installing $(BUILD_TOOLS) into $(VENVS)/py$* (about 60 MB to download)"
-	@"$(VENVS)/py$*/bin/pip" install $(PIP_FLAGS) $(BUILD_TOOLS)
+	@"$(VENVS)/py$*/bin/python" -m pip install $(PIP_FLAGS) $(BUILD_TOOLS)
 	@touch "$@"
 
 # What the tests and benchmarks add.
 $(VENVS)/py%/$(ENV_STAMP): $(VENVS)/py%/.core-1
 	@echo "== installing the test dependencies into $(VENVS)/py$*$(if $(filter 312,$*), (and the ansible $(COLLECTIONS_312) collections: about 60 MB))"
-	@"$(VENVS)/py$*/bin/pip" install $(PIP_FLAGS) "ansible-core==$(CORE_$*)" $(TEST_DEPS) \
+	@"$(VENVS)/py$*/bin/python" -m pip install $(PIP_FLAGS) "ansible-core==$(CORE_$*)" $(TEST_DEPS) \
 	   $(if $(filter 313,$*),$(BENCH_DEPS_313)) $(if $(filter 312,$*),$(COLLECTIONS_312) $(BENCH_DEPS_312))
 	@touch "$@"
 
 $(VENVS)/packaging/.ready-1:
 	@echo "== creating $(VENVS)/packaging with $(PACKAGING_TOOLS)"
 	@rm -rf "$(VENVS)/packaging"; "$(PYTHON_312)" -m venv "$(VENVS)/packaging"
-	@"$(VENVS)/packaging/bin/pip" install $(PIP_FLAGS) $(PACKAGING_TOOLS)
+	@"$(VENVS)/packaging/bin/python" -m pip install $(PIP_FLAGS) $(PACKAGING_TOOLS)
 	@touch "$@"
 
 venvs: $(VENVS)/py311/$(ENV_STAMP) $(VENVS)/py312/$(ENV_STAMP) $(VENVS)/py313/$(ENV_STAMP)
@@ -106,7 +106,7 @@ build: $(BUILD_VENV)/.build-tools-1
 	@for v in 311 312 313; do \
 	   if [ -x "$(VENVS)/py$$v/bin/python" ]; then \
 	     echo "== installing the wheel into $(VENVS)/py$$v"; \
-	     "$(VENVS)/py$$v/bin/pip" install $(PIP_FLAGS) --force-reinstall --no-deps "$(WHEELDIR)"/*.whl; \
+	     "$(VENVS)/py$$v/bin/python" -m pip install $(PIP_FLAGS) --force-reinstall --no-deps "$(WHEELDIR)"/*.whl; \
 	   fi; \
 	 done
 
@@ -216,7 +216,7 @@ bench-e2e-run:
 	@mkdir -p "$(ROOT)/bench-results"
 	@"$(VENVS)/py312/bin/python" -c 'import sys; from importlib.metadata import version; sys.exit(version("mitogen") != sys.argv[1])' \
 	   "$(word 2,$(subst ==, ,$(MITOGEN)))" 2>/dev/null \
-	 || "$(VENVS)/py312/bin/pip" install $(PIP_FLAGS) "$(MITOGEN)" \
+	 || "$(VENVS)/py312/bin/python" -m pip install $(PIP_FLAGS) "$(MITOGEN)" \
 	 || echo "== $(MITOGEN) could not be installed in $(VENVS)/py312: the mitogen mode will be skipped"
 	"$(VENVS)/py312/bin/python" -m benches.e2e --python "$(VENVS)/py312/bin/python" \
 	  --python "$(VENVS)/py313/bin/python" --json "$(ROOT)/bench-results/e2e$(if $(QUICK),-quick).json" \
