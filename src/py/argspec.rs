@@ -6,6 +6,7 @@ use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
+use super::cpython::layout;
 use crate::argspec::convert::Converted;
 use crate::argspec::{
     CompiledSpec, Context, CoreFlavor, Delegate, FallbackValues, NoLogSource, NoLogValue, Outcome,
@@ -67,7 +68,7 @@ thread_local! {
 /// place either way.
 #[pyfunction]
 fn argspec_quick_spec_check(py: Python<'_>) -> bool {
-    snapshot::version_tags_usable(py) && snapshot::list_layout_usable(py)
+    layout::version_tags_usable(py) && layout::list_layout_usable(py)
 }
 
 /// Registers ansible-core's tagged types (str, int, float, list, dict); the first call wins.

@@ -6,6 +6,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use pyo3::prelude::*;
 
 mod argspec;
+mod cpython;
 mod finder;
 mod finder_record;
 mod gil_cell;
