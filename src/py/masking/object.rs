@@ -19,9 +19,10 @@ use pyo3::types::{
     PyTuple,
 };
 
-use super::{failure, str_from, text_bytes, MaskTooDeep, Source};
+use super::{failure, MaskTooDeep, Source};
 use crate::masking::lines::line_spans;
 use crate::masking::{MaskError, Snapshot};
+use crate::py::convert::text::{str_from, text_bytes};
 use crate::py::cpython;
 
 /// Texts at least this long are masked with the GIL released.

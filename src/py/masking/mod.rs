@@ -11,7 +11,7 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 
-use super::cpython;
+use super::convert::text::{str_from, text_bytes};
 use crate::masking::{MaskError, Searchable, SecretMatcher, SecretRegistry, Snapshot};
 
 mod object;
@@ -49,27 +49,10 @@ struct Text<'a> {
     ascii: bool,
 }
 
-/// A Python `str` as generalized UTF-8: its own UTF-8 (borrowed) unless it has lone
-/// surrogates, which have none (then encoded with surrogatepass, each as 3 bytes).
-pub(crate) fn text_bytes<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, [u8]>> {
-    match s.to_str() {
-        Ok(utf8) => Ok(Cow::Borrowed(utf8.as_bytes())),
-        Err(_) => {
-            let bytes = cpython::text::encode_surrogatepass(s)?;
-            Ok(Cow::Owned(bytes.as_bytes().to_vec()))
-        }
-    }
-}
-
 fn text_of<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Text<'a>> {
     let bytes = text_bytes(s)?;
     let ascii = bytes.len() == s.code_point_len()?;
     Ok(Text { bytes, ascii })
-}
-
-/// The `str` whose generalized UTF-8 form is `bytes`.
-pub(crate) fn str_from<'py>(py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyString>> {
-    cpython::text::decode_surrogatepass(py, bytes)
 }
 
 fn scan<T: Send>(py: Python<'_>, text: &Text<'_>, f: impl Send + FnOnce(&[u8]) -> T) -> T {
