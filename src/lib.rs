@@ -1,7 +1,12 @@
 //! ansible-accel: native engines for ansible-core's hot paths.
 //!
-//! Each engine is plain Rust with its own `cargo test` coverage; the pyo3 glue lives in
-//! `py/` behind the `python` feature and only converts and dispatches.
+//! Each engine (`finder`, `payload`, `argspec`, `masking`, `nolog`) is plain Rust with its own
+//! `cargo test` coverage and no Python in it.  The extension module (`py/`, behind the
+//! `python` feature) converts Python objects to the engines' values and back, holds the
+//! engines that work on Python objects themselves (the argspec fast path, the no_log walks,
+//! `mask_object`), and keeps every reliance on CPython's internals in one module (`py/cpython`).
+//! `runner_proto` is the protocol the module runner's client (`runner_client/`, built by
+//! `build.rs`) speaks.
 
 pub mod argspec;
 pub mod finder;
@@ -9,6 +14,9 @@ pub mod masking;
 pub mod nolog;
 pub mod payload;
 pub mod runner_proto;
+
+#[cfg(test)]
+mod source_checks;
 
 #[cfg(feature = "python")]
 mod py;

@@ -1,13 +1,28 @@
-//! The pyo3 glue: conversions and dispatch only, one file per engine.  Each engine's file
-//! has `register(m)`, which adds its classes and functions to `ansible_accel._native`.
+//! The extension module `ansible_accel._native`: the layer between Python objects and the
+//! plain Rust engines (`crate::{finder, payload, argspec, masking, nolog}`).
+//!
+//! Three kinds of module live here:
+//! - `convert`: Python objects to the engines' values and back (text as generalized UTF-8,
+//!   the argspec engine's values, ansible-core's tagged types).  No engine logic.
+//! - one module per engine (`finder`, `payload`, `argspec`, `masking`, `nolog`), each behind
+//!   its `mod.rs`, with `register(m)` adding its classes and functions.  Most only convert and
+//!   dispatch.  Three are engines over Python objects in their own right, because the work
+//!   they save is the Python objects' own: the argspec fast path (`argspec/fast.rs`: a
+//!   compiled spec reused while unchanged, ansible-core's result objects built directly), the
+//!   no_log structure walks (`nolog/walk`) and `mask_object` (`masking/object.rs`).  They are
+//!   tested through Python (their tests compare with ansible-core's own code).
+//! - `cpython`: every read of a CPython object's layout, every slot call and every C-API call
+//!   on borrowed references, each with its SAFETY note and the probe that guards it.  No other
+//!   module here reads an object's fields or calls a slot.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use pyo3::prelude::*;
 
 mod argspec;
+mod convert;
+mod cpython;
 mod finder;
-mod finder_record;
 mod gil_cell;
 mod masking;
 mod nolog;
@@ -20,7 +35,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     argspec::register(m)?;
     finder::register(m)?;
-    finder_record::register(m)?;
     masking::register(m)?;
     nolog::register(m)?;
     payload::register(m)?;

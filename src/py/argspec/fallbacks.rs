@@ -489,7 +489,7 @@ fn env_lookup<'py>(
         .filter(|kept| kept.encodekey.bind(py).is(&env.encodekey))
         .and_then(|kept| kept.by_entry.get(at))
         .filter(|names| names.len() == count);
-    let memo_key = match (kept, super::snapshot::dict_version(&env.data)) {
+    let memo_key = match (kept, crate::py::cpython::layout::dict_version(&env.data)) {
         (Some(_), Some(tag)) => Some((
             env.data.as_ptr() as usize,
             tag,

@@ -29,6 +29,7 @@ use super::{
     CompiledArgSpec, Mode,
 };
 use crate::argspec::{CoreFlavor, ErrorKind, Outcome, Unhandled};
+use crate::py::cpython::slots::{self, new_instance_with};
 use crate::py::gil_cell::GilCell;
 
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -327,7 +328,7 @@ impl ArgspecFastPath {
         let tag = now
             .cast::<PyDict>()
             .ok()
-            .and_then(super::snapshot::dict_version);
+            .and_then(crate::py::cpython::layout::dict_version);
         if tag.is_some_and(|tag| tag != 0 && tag == self.validators_tag.load(Ordering::Relaxed)) {
             return Ok(true);
         }
@@ -729,23 +730,12 @@ fn set_attr(
     name: &Bound<'_, PyString>,
     value: &Bound<'_, PyAny>,
 ) -> PyResult<()> {
-    set_attr_as(object, sets_generically(object), name, value)
+    set_attr_as(object, slots::sets_generically(object), name, value)
 }
 
-/// Whether `object`'s type sets attributes the generic way: its `tp_setattro` slot is
-/// `object`'s (no `__setattr__` of its own or of a base, which would fill the slot).  Asked
-/// once for the attributes set in a row on a new object (no Python code runs between them).
-fn sets_generically(object: &Bound<'_, PyAny>) -> bool {
-    let generic = pyo3::ffi::PyObject_GenericSetAttr as *mut std::ffi::c_void;
-    // SAFETY: the GIL is held and the type is live; reading a slot has no side effect.
-    let slot = unsafe {
-        pyo3::ffi::PyType_GetSlot(object.get_type().as_type_ptr(), pyo3::ffi::Py_tp_setattro)
-    };
-    slot == generic
-}
-
-/// `setattr(object, name, value)`, calling the generic function directly (as `setattr` would
-/// call it) when `generic` (`sets_generically`).
+/// `setattr(object, name, value)`, by the generic function directly (as `setattr` would
+/// call it) when `generic` (`slots::sets_generically`, asked once for the attributes set in
+/// a row on a new object: no Python code runs between them).
 fn set_attr_as(
     object: &Bound<'_, PyAny>,
     generic: bool,
@@ -755,41 +745,12 @@ fn set_attr_as(
     if !generic {
         return object.setattr(name, value);
     }
-    // SAFETY: the GIL is held; `name` is an exact str (interned, as `setattr` would leave
-    // it), `value` a live object; 0 or -1 with an exception set comes back.
-    match unsafe {
-        pyo3::ffi::PyObject_GenericSetAttr(object.as_ptr(), name.as_ptr(), value.as_ptr())
-    } {
-        0 => Ok(()),
-        _ => Err(PyErr::fetch(object.py())),
-    }
+    slots::set_attr_generic(object, name, value)
 }
 
 /// `cls.__new__(cls)`, as the type's own `tp_new` slot (a Python `__new__` included) makes it.
 fn new_instance<'py>(cls: &Bound<'py, PyType>) -> PyResult<Bound<'py, PyAny>> {
     new_instance_with(cls, &PyTuple::empty(cls.py()))
-}
-
-/// `cls.__new__(cls, *args)`, as the type's own `tp_new` slot makes it.
-fn new_instance_with<'py>(
-    cls: &Bound<'py, PyType>,
-    args: &Bound<'py, PyTuple>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let py = cls.py();
-    // SAFETY: a live type and the GIL held; `tp_new` is always set for a type that can be
-    // instantiated (checked), and is called with the argument tuple as `cls.__new__(cls,
-    // *args)` calls it.  A new reference or NULL with an exception set comes back.
-    unsafe {
-        let slot = pyo3::ffi::PyType_GetSlot(cls.as_type_ptr(), pyo3::ffi::Py_tp_new);
-        if slot.is_null() {
-            let mut all = vec![cls.clone().into_any()];
-            all.extend(args.iter());
-            return cls.call_method1(intern!(py, "__new__"), PyTuple::new(py, all)?);
-        }
-        let tp_new: pyo3::ffi::newfunc = std::mem::transmute(slot);
-        let made = tp_new(cls.as_type_ptr(), args.as_ptr(), std::ptr::null_mut());
-        Bound::from_owned_ptr_or_err(py, made)
-    }
 }
 
 /// ansible-core's own `AnsibleValidationError.__init__` and

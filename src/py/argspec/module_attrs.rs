@@ -2,14 +2,14 @@
 //!
 //! `module.name` is a lookup in the module's dict (after its type, `types.ModuleType`
 //! itself, whose attributes cannot change).  Where dicts carry version tags that change on
-//! every change (see `snapshot`), the same dict showing the same tag holds the same objects:
+//! every change (see `cpython::layout`), the same dict showing the same tag holds the same objects:
 //! the attribute found before is the one a lookup would find now.  Anything else (a module
 //! of another type, a dict changed, tags not usable) is looked up.
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyModule, PyString};
 
-use super::snapshot::dict_version;
+use crate::py::cpython::layout::dict_version;
 use crate::py::gil_cell::GilCell;
 
 /// The dict (address, kept alive by the module the caller holds), its tag then, the module

@@ -4,13 +4,13 @@
 //! gets the spec's default object itself.  Reusing them is faithful and saves making equal
 //! objects again; every other value is made from the core's result.
 
-use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyList, PyString};
 
 use super::template::{SubTemplate, SubTemplateSlot};
 use super::{to_python, CompiledArgSpec};
 use crate::argspec::{CompiledSpec, Outcome, Params, Value};
+use crate::py::cpython;
 
 /// The validated parameters as a dict keyed with the spec's own name objects; `given` is the
 /// parameter dict the core's input was made from.
@@ -655,22 +655,13 @@ fn same_scalar(object: &Bound<'_, PyAny>, value: &Value) -> bool {
     }
 }
 
-/// Whether a str object holds exactly `text`.
+/// Whether a str object holds exactly `text` (never, for a str with lone surrogates).
 fn str_is(object: &Bound<'_, PyAny>, text: &str) -> bool {
-    let mut size: ffi::Py_ssize_t = 0;
-    // SAFETY: `object` is an exact str and the GIL is held; the UTF-8 buffer is cached by the
-    // object and lives as long as it does.  A str with surrogates has none (an error, cleared).
-    unsafe {
-        let data = ffi::PyUnicode_AsUTF8AndSize(object.as_ptr(), &mut size);
-        if data.is_null() {
-            ffi::PyErr_Clear();
-            return false;
-        }
-        let Ok(len) = usize::try_from(size) else {
-            return false;
-        };
-        std::slice::from_raw_parts(data.cast::<u8>(), len) == text.as_bytes()
-    }
+    object
+        .cast::<PyString>()
+        .ok()
+        .and_then(|s| cpython::text::cached_utf8(s))
+        .is_some_and(|utf8| utf8 == text.as_bytes())
 }
 
 /// Exact structural equality of a default object and a value: builtin types only.

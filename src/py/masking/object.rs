@@ -13,16 +13,17 @@
 //! structure deep enough to make 2.22's recursive walk fail is left to the Python walk, which
 //! fails as 2.22 does: `MaskTooDeep` is raised and the caller starts over in Python.
 
-use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString,
     PyTuple,
 };
 
-use super::{failure, str_from, text_bytes, MaskTooDeep, Source};
+use super::{failure, MaskTooDeep, Source};
 use crate::masking::lines::line_spans;
 use crate::masking::{MaskError, Snapshot};
+use crate::py::convert::text::{str_from, text_bytes};
+use crate::py::cpython;
 
 /// Texts at least this long are masked with the GIL released.
 const DETACH_MIN_BYTES: usize = 64 * 1024;
@@ -337,24 +338,12 @@ fn colliding_key<'py>(
     new_key: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = out.py();
-    let text = unsafe {
-        Bound::from_owned_ptr_or_err(
-            py,
-            pyo3::ffi::PyObject_Format(new_key.as_ptr(), std::ptr::null_mut()),
-        )?
-    };
-    let text = text.cast_into::<PyString>()?;
+    let text = cpython::text::format(new_key)?;
     let mut suffix = 2u64;
     loop {
         // Concatenated as str (not through UTF-8): the key may hold lone surrogates.
         let tail = PyString::new(py, &format!(" ({suffix})"));
-        // SAFETY: both are live str objects and the GIL is held; a new reference comes back.
-        let candidate = unsafe {
-            Bound::from_owned_ptr_or_err(
-                py,
-                pyo3::ffi::PyUnicode_Concat(text.as_ptr(), tail.as_ptr()),
-            )?
-        };
+        let candidate = cpython::text::concat(&text, &tail)?;
         if !out.contains(&candidate)? {
             return Ok(candidate);
         }
@@ -365,26 +354,7 @@ fn colliding_key<'py>(
 /// The UTF-8 of `list[index]` when it is an exact `str` without lone surrogates (which have
 /// none); `None` otherwise.  Borrowed: no Python code may run while it is in use.
 fn borrowed_line<'a>(list: &'a Bound<'_, PyList>, index: usize) -> Option<&'a [u8]> {
-    // SAFETY: the GIL is held; the item is borrowed from the list, which the caller keeps and
-    // does not let change (no Python code runs) while the bytes are in use; the UTF-8 buffer
-    // lives as long as the str.
-    unsafe {
-        let item = ffi::PyList_GetItem(list.as_ptr(), index as ffi::Py_ssize_t);
-        if item.is_null() {
-            ffi::PyErr_Clear();
-            return None;
-        }
-        if ffi::Py_TYPE(item) != std::ptr::addr_of_mut!(ffi::PyUnicode_Type) {
-            return None;
-        }
-        let mut size: ffi::Py_ssize_t = 0;
-        let data = ffi::PyUnicode_AsUTF8AndSize(item, &mut size);
-        if data.is_null() {
-            ffi::PyErr_Clear();
-            return None;
-        }
-        Some(std::slice::from_raw_parts(data.cast::<u8>(), size as usize))
-    }
+    cpython::text::list_str_utf8(list, index)
 }
 
 /// `lines == text.splitlines()` without making the text's lines, when `text` is an exact `str`

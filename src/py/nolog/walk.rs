@@ -20,7 +20,7 @@ use super::{guarded, NoLogMatcher};
 
 mod fast;
 use crate::nolog::Scrubbed;
-use crate::py::masking::{str_from, text_bytes};
+use crate::py::convert::text::{str_from, text_bytes};
 
 const PLACEHOLDER: &str = "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER";
 const REMOVE_VALUES_CONTAINER_ERROR: &str =

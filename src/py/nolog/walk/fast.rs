@@ -8,14 +8,13 @@
 //! list by copying the old items and replacing only the changed ones.  The result is the dict or
 //! list ansible-core builds item by item.
 
-use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{
     PyBool, PyBytes, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple,
 };
-use pyo3::Borrowed;
 
 use super::Walk;
+use crate::py::cpython::fill::{self, ExactSequence};
 
 /// Types the walk scrubs without calling any Python code.
 fn handled_here(value: &Bound<'_, PyAny>) -> bool {
@@ -73,10 +72,7 @@ impl<'py> Walk<'_, 'py> {
             scrubbed.push(self.value_scrubbed(value)?);
         }
         if keys_are_str {
-            // SAFETY: both are live dicts and the GIL is held.
-            if unsafe { ffi::PyDict_Merge(new.as_ptr(), old.as_ptr(), 1) } != 0 {
-                return Err(PyErr::fetch(self.py));
-            }
+            fill::merge_dict(new, old)?;
             for ((key, value), new_value) in items.iter().zip(scrubbed) {
                 if !new_value.is(value) {
                     new.set_item(key, new_value)?;
@@ -95,49 +91,34 @@ impl<'py> Walk<'_, 'py> {
         old: &Bound<'py, PyAny>,
         new: &Bound<'py, PyList>,
     ) -> PyResult<bool> {
-        let py = self.py;
-        let is_list = old.is_exact_instance_of::<PyList>();
-        let len = old.len()?;
+        let Some(old) = ExactSequence::new(old) else {
+            return Ok(false);
+        };
+        let len = old.len();
         // Borrowed items: the sequence cannot change while no Python code runs, and the walk
         // below runs none (every item is of a type handled here).
-        let item_at = |index: usize| -> Borrowed<'_, 'py, PyAny> {
-            // SAFETY: `index < len` of a live exact list or tuple, the GIL held.
-            unsafe {
-                let ptr = if is_list {
-                    ffi::PyList_GetItem(old.as_ptr(), index as ffi::Py_ssize_t)
-                } else {
-                    ffi::PyTuple_GetItem(old.as_ptr(), index as ffi::Py_ssize_t)
-                };
-                Borrowed::from_ptr(py, ptr)
-            }
-        };
-        if !new.is_empty() || !(0..len).all(|index| handled_here(&item_at(index))) {
+        let all_handled = (0..len).all(|index| {
+            // SAFETY: nothing has run since `ExactSequence::new`; `handled_here` runs no
+            // Python code.
+            let item = unsafe { old.item(index) };
+            handled_here(&item)
+        });
+        if !new.is_empty() || !all_handled {
             return Ok(false);
         }
         // Signals are checked once, before: a handler (Python code) must not run in the loop.
         self.ticks(len)?;
         let mut changed = Vec::new();
         for index in 0..len {
-            let item = item_at(index);
+            // SAFETY: no Python code runs in this loop: every item is of a type the walk
+            // scrubs itself (checked above), and signals were checked before it.
+            let item = unsafe { old.item(index) };
             let scrubbed = self.value_scrubbed_unticked(&item)?;
             if !scrubbed.is(&*item) {
                 changed.push((index, scrubbed));
             }
         }
-        // SAFETY: `new` is a live, empty list, `old` a live list or tuple, the GIL is held;
-        // PyList_SetItem steals the reference it is given (and drops the item it replaces).
-        unsafe {
-            if ffi::PyList_SetSlice(new.as_ptr(), 0, 0, old.as_ptr()) != 0 {
-                return Err(PyErr::fetch(py));
-            }
-            for (index, value) in changed {
-                if ffi::PyList_SetItem(new.as_ptr(), index as ffi::Py_ssize_t, value.into_ptr())
-                    != 0
-                {
-                    return Err(PyErr::fetch(py));
-                }
-            }
-        }
+        fill::fill_list(new, &old, changed)?;
         Ok(true)
     }
 }

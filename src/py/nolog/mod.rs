@@ -4,7 +4,7 @@
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
-use super::masking::{str_from, text_bytes};
+use super::convert::text::{str_from, text_bytes};
 use crate::nolog::{heuristic_scan, NoLogPatterns, Scrubbed};
 
 mod walk;

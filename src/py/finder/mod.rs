@@ -6,6 +6,8 @@ use pyo3::types::{PyBytes, PyFrozenSet, PyString, PyTuple};
 
 use std::path::PathBuf;
 
+mod record;
+
 use crate::finder::stamps::{Stamp, StampSet};
 use crate::finder::{self, ImportScan, NameParts, Reach, ScanOptions, Source};
 
@@ -160,5 +162,6 @@ impl FinderStamps {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scan_imports, m)?)?;
-    m.add_class::<FinderStamps>()
+    m.add_class::<FinderStamps>()?;
+    record::register(m)
 }

@@ -9,7 +9,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use super::finder::{stamps_from_fields, StampFields};
+use super::{stamps_from_fields, StampFields};
 use crate::finder::stamps::{self, StampSet};
 
 /// `finder_stamps_encode([(path, stamp), ...]) -> bytes`: the stamps as `FinderStampsFile`

@@ -12,7 +12,6 @@ use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::types::{PyByteArray, PyBytes, PyString, PyTuple};
 
-#[path = "payload_block.rs"]
 mod block;
 
 use block::PayloadBlock;

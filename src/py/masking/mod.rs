@@ -9,8 +9,9 @@ use std::sync::{Mutex, MutexGuard};
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
+use pyo3::types::{PyList, PyString, PyTuple};
 
+use super::convert::text::{str_from, text_bytes};
 use crate::masking::{MaskError, Searchable, SecretMatcher, SecretRegistry, Snapshot};
 
 mod object;
@@ -48,45 +49,10 @@ struct Text<'a> {
     ascii: bool,
 }
 
-/// A Python `str` as generalized UTF-8: its own UTF-8 (borrowed) unless it has lone
-/// surrogates, which have none (then encoded with surrogatepass, each as 3 bytes).
-pub(crate) fn text_bytes<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, [u8]>> {
-    match s.to_str() {
-        Ok(utf8) => Ok(Cow::Borrowed(utf8.as_bytes())),
-        Err(_) => {
-            let encoded = unsafe {
-                Bound::from_owned_ptr_or_err(
-                    s.py(),
-                    pyo3::ffi::PyUnicode_AsEncodedString(
-                        s.as_ptr(),
-                        c"utf-8".as_ptr(),
-                        c"surrogatepass".as_ptr(),
-                    ),
-                )?
-            };
-            let bytes = encoded.cast_into::<PyBytes>().map_err(PyErr::from)?;
-            Ok(Cow::Owned(bytes.as_bytes().to_vec()))
-        }
-    }
-}
-
 fn text_of<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Text<'a>> {
     let bytes = text_bytes(s)?;
     let ascii = bytes.len() == s.code_point_len()?;
     Ok(Text { bytes, ascii })
-}
-
-/// The `str` whose generalized UTF-8 form is `bytes`.
-pub(crate) fn str_from<'py>(py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyString>> {
-    let len = pyo3::ffi::Py_ssize_t::try_from(bytes.len())
-        .map_err(|_| PyValueError::new_err("text too long"))?;
-    let obj = unsafe {
-        Bound::from_owned_ptr_or_err(
-            py,
-            pyo3::ffi::PyUnicode_DecodeUTF8(bytes.as_ptr().cast(), len, c"surrogatepass".as_ptr()),
-        )?
-    };
-    obj.cast_into::<PyString>().map_err(PyErr::from)
 }
 
 fn scan<T: Send>(py: Python<'_>, text: &Text<'_>, f: impl Send + FnOnce(&[u8]) -> T) -> T {
