@@ -16,7 +16,9 @@ worker computes again:
 - the controller's heap is kept out of the worker's garbage collector (``gc.freeze()`` before the
   fork, ``gc.unfreeze()`` after it in the controller, as CPython documents for pre-fork
   servers): a worker's full collection then walks only what the worker made, instead of
-  writing to (and so copying) every page of the heap it inherited.
+  writing to (and so copying) every page of the heap it inherited;
+- the plugin lookups of each task's worker (its module, action, connection and shell plugins),
+  once per task (``_plugin_prewarm``).
 
 The seam is ``WorkerProcess.start`` in the controller.  Counters: ``native`` per worker started
 this way; ``events`` name what was computed ahead.
@@ -29,7 +31,7 @@ import os
 
 from .. import _counters
 from .._activation import Patch, Unavailable
-from . import _finder_prewarm
+from . import _finder_prewarm, _plugin_prewarm
 
 PATH = "workers"
 ENV = "ANSIBLE_ACCEL_WORKERS"
@@ -50,6 +52,8 @@ def plan() -> list[Patch]:
     def start(self) -> None:
         _prewarm()
         _finder_prewarm.before_worker_start(getattr(self, "_task", None))
+        _plugin_prewarm.before_worker_start(getattr(self, "_task", None), getattr(self, "_task_vars", None),
+                                            getattr(self, "_play_context", None))
         gc.freeze()
         try:
             original(self)
