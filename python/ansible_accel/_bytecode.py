@@ -31,7 +31,7 @@ import tempfile
 import threading
 import typing as t
 
-from . import _bytecode_compile
+from . import _bytecode_compile, _fork
 from ._bytecode_shim import SHIM_SOURCE
 
 __all__ = [
@@ -186,7 +186,7 @@ def _close_servers() -> None:
     _servers.clear()
 
 
-os.register_at_fork(after_in_child=_after_fork_in_child)
+_fork.register(after_in_child=_after_fork_in_child)
 atexit.register(_close_servers)
 
 

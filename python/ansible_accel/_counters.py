@@ -8,9 +8,10 @@ the controller folds into the stats file at exit (see ``_stats``).
 from __future__ import annotations
 
 import collections
-import os
 import threading
 import typing as t
+
+from . import _fork
 
 PATHS = ("finder", "payload", "argspec", "masking", "no_log", "bytecode", "runner", "remote_runner", "workers", "controller")
 
@@ -85,4 +86,4 @@ def reset() -> None:
         c.clear()
 
 
-os.register_at_fork(after_in_child=reset)
+_fork.register(after_in_child=reset)

@@ -41,7 +41,7 @@ import weakref
 import zipfile
 import zlib
 
-from . import _counters, _native
+from . import _counters, _fork, _native
 
 __all__ = [
     "PayloadZipFile", "build_zip", "cache_stats", "clear_cache", "private_cache_dir", "warm_cache",
@@ -211,7 +211,7 @@ def _renew_kept_lock() -> None:
     _kept_lock = threading.Lock()  # another thread may have held the parent's at the fork
 
 
-os.register_at_fork(after_in_child=_renew_kept_lock)
+_fork.register(after_in_child=_renew_kept_lock)
 
 
 class _KeptEntries:

@@ -18,12 +18,11 @@ cause or context, so the exception can never carry the value it failed to mask.
 from __future__ import annotations
 
 import collections.abc as _c
-import os as _os
 import sys as _sys
 import threading as _threading
 import typing as _t
 
-from . import _counters
+from . import _counters, _fork
 from ._native import MaskTooDeep as _MaskTooDeep
 from ._native import SecretMatcher
 from ._native import SecretRegistry as _SecretRegistry
@@ -78,7 +77,7 @@ class _ForkSafeLock:
     def __init__(self) -> None:
         self._lock = _threading.Lock()
         self._held_for_fork = False
-        _os.register_at_fork(before=self._before_fork, after_in_parent=self._after_fork, after_in_child=self._after_fork)
+        _fork.register(before=self._before_fork, after_in_parent=self._after_fork, after_in_child=self._after_fork)
 
     def _before_fork(self) -> None:
         self._held_for_fork = self._lock.acquire(timeout=self._FORK_TIMEOUT)

@@ -18,10 +18,11 @@ import pathlib
 import threading
 import typing as t
 
-from .. import _counters
+from .. import _counters, _fork
 from . import _finder_closure as closure_memo
 from . import _finder_disk
 from . import _finder_locate as locate_memo
+from . import _finder_scan
 
 PATH = "finder"
 
@@ -29,8 +30,6 @@ _prewarm_thread: threading.Thread | None = None
 
 
 def _prewarm(walk: t.Any) -> None:
-    from . import finder  # (imported here: finder imports this module)
-
     root = pathlib.Path(walk.mc._MODULE_UTILS_PATH).resolve()
     sources = []
     imported: set[tuple[str, ...]] = set()
@@ -42,8 +41,8 @@ def _prewarm(walk: t.Any) -> None:
         except OSError:
             continue
         sources.append(source)
-        scan = finder._scan(walk, ".".join(parts[:-1] if is_pkg_init else parts), source, is_pkg_init,
-                            event="prewarm_scan")
+        scan = _finder_scan.scan(walk, ".".join(parts[:-1] if is_pkg_init else parts), source, is_pkg_init,
+                                 event="prewarm_scan")
         if scan is not None:
             imported.update(scan.submodules)
     _prewarm_locations(walk, imported)
@@ -79,14 +78,12 @@ def _prewarm_resources() -> None:
 
 
 def _module_utils_paths_unshared(mc: t.Any) -> list[str] | None:
-    """What finder._module_utils_paths() will say, computed without leaving anything in the
-    shared plugin loader: its path cache, filled from this thread, could otherwise keep a
+    """What _finder_scan.module_utils_paths() will say, computed without leaving anything in
+    the shared plugin loader: its path cache, filled from this thread, could otherwise keep a
     stale list over a directory the main thread adds meanwhile."""
-    from . import finder
-
     loader = mc.module_utils_loader
     if getattr(loader, "_paths", None) is not None:
-        return finder._module_utils_paths(mc)
+        return _finder_scan.module_utils_paths(mc)
     if "_paths" not in vars(loader):
         return None
     probe = object.__new__(type(loader))
@@ -99,15 +96,13 @@ def _module_utils_paths_unshared(mc: t.Any) -> list[str] | None:
 def _prewarm_locations(walk: t.Any, imported: set[tuple[str, ...]]) -> None:
     """Where ansible-core's module_utils import each other (and what every payload carries)
     is the same for every module: locate it once in the controller, as a walk would."""
-    from . import finder
-
     mc = walk.mc
     if closure_memo.collection_loader() is None:
         return  # no routing to check against yet: leave it to the walks
     try:
         paths = _module_utils_paths_unshared(mc)
         entries = [(m, True) for m in sorted(imported)]
-        entries += [(e.name_parts, e.is_ambiguous) for e in finder._always_required(mc, "legacy", _NO_EXTENSIONS)]
+        entries += [(e.name_parts, e.is_ambiguous) for e in _finder_scan.always_required(mc, "legacy", _NO_EXTENSIONS)]
     except Exception:  # noqa: BLE001 - an ansible-core this does not fit: the walks locate
         return
     ran = locate_memo.prewarm(mc, entries, paths) if paths is not None else 0
@@ -183,7 +178,7 @@ def _before_fork() -> None:
     _join()
 
 
-os.register_at_fork(before=_before_fork)
+_fork.register(before=_before_fork)
 
 
 def start(walk: t.Any) -> None:

@@ -4,10 +4,11 @@ child gets afresh (the parent's may have been held by another thread at the fork
 
 from __future__ import annotations
 
-import os
 import threading
 import typing as t
 import weakref
+
+from .. import _fork
 
 K = t.TypeVar("K")
 V = t.TypeVar("V")
@@ -48,4 +49,4 @@ def _after_fork_in_child() -> None:
         memo._lock = threading.Lock()
 
 
-os.register_at_fork(after_in_child=_after_fork_in_child)
+_fork.register(after_in_child=_after_fork_in_child)

@@ -6,7 +6,7 @@ tombstones, collection loading and error messages are ansible-core's own), the s
 the same zip entries written through the same ``ZipFile``.  Only the per-file step changes:
 instead of compile() + ``ModuleDepFinder``, the source is scanned by the native scanner, and
 the answer is cached for the process keyed by the file's full content (plus its name and
-package-ness), so a changed file is never served stale.
+package-ness), so a changed file is never served stale (``_finder_scan``).
 
 Where ``module_utils`` files live is remembered too (``_finder_locate``): only
 side-effect-free answers, re-checked against the directories' stat stamps each walk.  And a
@@ -31,59 +31,33 @@ import dataclasses
 import heapq
 import inspect
 import os
-import threading
 import typing as t
 
-from .. import _counters, _native
+from .. import _counters
 from .._activation import Patch, Unavailable, core_minor
 from ..finder import EVERY_LISTED_NODE, POSITIONED_NODES
 from . import _finder_closure as closure_memo
-from . import _finder_disk
 from . import _finder_embeds
 from . import _finder_locate as locate_memo
 from . import _finder_prewarm
 from . import _finder_routing
+from . import _finder_scan
 from . import _finder_write
 from ._memo import BoundedMemo
 from ._finder_locate import _located  # noqa: F401 - the location memo, looked at by tests
+from ._finder_scan import _cache, _cache_lock, scan as _scan  # noqa: F401 - the scan cache, looked at by tests
 
 PATH = "finder"
 
 # Parameters of recursive_finder in every supported version.
 _SIGNATURE = ["name", "module_fqn", "module_data", "zf", "date_time", "extension_manager"]
 
-# Scans kept per process; past this many distinct files the cache starts again (a run over
-# many collections should not grow without bound).
-_CACHE_LIMIT = 4096
-
-
-class _Scan(t.NamedTuple):
-    """The part of a ModuleDepFinder that recursive_finder reads."""
-
-    submodules: frozenset[tuple[str, ...]]
-    optional_imports: frozenset[tuple[str, ...]]
-    embeds: frozenset
-
-
-_NO_EMBEDS: frozenset = frozenset()
 _active_walk: _Walk | None = None  # set by plan()
-_cache: dict[tuple[str, bool, bytes | str], _Scan] = {}
-_cache_lock = threading.Lock()
-
-
-def _after_fork_in_child() -> None:
-    # another thread of the parent may have held the lock at fork; the child starts unlocked
-    global _cache_lock
-    _cache_lock = threading.Lock()
-
-
-os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def clear_cache() -> None:
     """Forget every scan, location and closure this process remembers."""
-    with _cache_lock:
-        _cache.clear()
+    _finder_scan.clear()
     _embed_finders.clear()
     _embed_modules.clear()
     _finder_write._kept_embeds.clear()
@@ -104,45 +78,12 @@ class _Walk:
         self.make_zinfo = mc._make_zinfo
 
 
-_EMBED = object()  # what _scan says, when asked to, for a module that imports `embed` support
+_EMBED = object()  # what _finder_scan.scan says, when asked to, for a module that imports `embed` support
 # ModuleDepFinder's answers for modules importing `embed` support (2.21+), which the native
 # scan leaves to it (see _embed_finder_key).
 _embed_finders: BoundedMemo[tuple, t.Any] = BoundedMemo(64)
 # The closure-memo keys (as without embeds) of modules found to import `embed` support.
 _embed_modules: BoundedMemo[tuple, bool] = BoundedMemo(256)
-
-
-def _scan(walk: _Walk, module_fqn: str, source: bytes | str, is_pkg_init: bool, *, event: str | None = None,
-          embed: t.Any = None) -> _Scan | None:
-    """The native scan of one file, or None when ansible-core's own code must do it (or
-    ``embed`` where that is for the file's import of `embed` support).  ``event`` counts a
-    scan made ahead of need under that name instead of as a native call."""
-    key = (module_fqn, is_pkg_init, source)
-    try:
-        hit = _cache.get(key)
-    except TypeError:  # an unhashable str/bytes subclass: scan without caching
-        hit, key = None, None
-    if hit is not None:
-        _counters.extra(PATH, "scan_cache_hit")
-        return hit
-    result = _native.scan_imports(source, module_fqn, is_pkg_init, walk.reach)
-    if isinstance(result, str) or (result[2] and walk.has_embeds):
-        # (an embed import: ModuleDepFinder then analyses top-level EmbedManager.embed() calls)
-        if event is None:
-            _counters.fallback(PATH, result if isinstance(result, str) else "embed")
-        return None if isinstance(result, str) else embed
-    submodules, optional_imports, _ = result
-    if event is None:
-        _counters.native(PATH)
-    else:
-        _counters.extra(PATH, event)
-    scan = _Scan(submodules, optional_imports, _NO_EMBEDS)
-    if key is not None:
-        with _cache_lock:
-            if len(_cache) >= _CACHE_LIMIT:
-                _cache.clear()
-            _cache[key] = scan
-    return scan
 
 
 class _LazyTree:
@@ -183,7 +124,7 @@ def _scan_main_module(walk: _Walk, name: str, module_fqn: str, module_data: byte
         if finder is not None:
             _counters.extra(PATH, "embed_finder_hit")
             return finder, mc._get_module_metadata(finder.tree), "embed"
-        scan = _scan(walk, module_fqn, module_data, False, embed=_EMBED)
+        scan = _finder_scan.scan(walk, module_fqn, module_data, False, embed=_EMBED)
         if scan is None or scan is _EMBED:
             finder = mc.ModuleDepFinder(module_fqn, module_data)
             if scan is _EMBED and embed_key is not None:
@@ -191,7 +132,7 @@ def _scan_main_module(walk: _Walk, name: str, module_fqn: str, module_data: byte
             return finder, mc._get_module_metadata(finder.tree), "fallback" if scan is None else "embed"
         return scan, mc._get_module_metadata(_LazyTree(lambda: mc._compile_module_ast(module_fqn, module_data))), "native"
     # 2.19/2.20 compile under the module's short name, then read metadata, then walk.
-    scan = _scan(walk, module_fqn, module_data, False)
+    scan = _finder_scan.scan(walk, module_fqn, module_data, False)
     if scan is None:
         tree = mc._compile_module_ast(name, module_data)
         metadata = mc._get_module_metadata(tree)
@@ -200,7 +141,7 @@ def _scan_main_module(walk: _Walk, name: str, module_fqn: str, module_data: byte
 
 
 def _scan_module_util(walk: _Walk, fqn: str, source: bytes, is_package: bool) -> t.Any:
-    scan = _scan(walk, fqn, source, is_package)
+    scan = _finder_scan.scan(walk, fqn, source, is_package)
     if scan is not None:
         return scan
     mc = walk.mc
@@ -219,24 +160,6 @@ def _package_stubs(mc: t.Any) -> dict[tuple[str, ...], tuple[bytes, str]]:
         ),
         ('ansible', 'module_utils'): (extend_path, 'ansible/module_utils/__init__.py'),
     }
-
-
-def _always_required(mc: t.Any, profile: str, extension_manager: t.Any) -> list:
-    entry = mc._ModuleUtilsProcessEntry
-    required = [
-        entry.from_module(mc._loader),
-        entry.from_module(mc._basic),
-        entry.from_module_name(mc._json.get_module_serialization_profile_module_name(profile, True)),
-        entry.from_module_name(mc._json.get_module_serialization_profile_module_name(profile, False)),
-    ]
-    required.extend(entry.from_module_name(name) for name in extension_manager.module_names)
-    return required
-
-
-def _module_utils_paths(mc: t.Any) -> list[str]:
-    paths = [p for p in mc.module_utils_loader._get_paths(subdirs=False) if os.path.isdir(p)]
-    paths.append(mc._MODULE_UTILS_PATH)
-    return paths
 
 
 class _Entry(t.NamedTuple):
@@ -286,7 +209,7 @@ def _walk_module_utils(walk: _Walk, module_fqn: str, pending: list, found: dict,
             continue
         scan = _scan_module_util(walk, '.'.join(info.fq_name_parts), info.source_code, info.is_package)
         if recorder is not None:
-            if type(scan) is not _Scan:
+            if type(scan) is not _finder_scan.Scan:
                 recorder.ok = False
             recorder.found(info.fq_name_parts, info.output_path, info.source_code)
         if embeds is not None:
@@ -360,7 +283,7 @@ def _start(walk: _Walk, name: str, module_fqn: str, module_data: t.Any, extensio
     mc = walk.mc
     _counters.extra(PATH, "recursive_finder")
     found = _package_stubs(mc)
-    module_utils_paths = _module_utils_paths(mc)
+    module_utils_paths = _finder_scan.module_utils_paths(mc)
     shared = os.environ.get("ANSIBLE_ACCEL_FINDER_DISK", "1") != "0"
     remembered = _remembered(walk, name, module_fqn, module_data, module_utils_paths, extension_manager, shared,
                              compression)
@@ -394,7 +317,7 @@ def _start(walk: _Walk, name: str, module_fqn: str, module_data: t.Any, extensio
             return found, metadata, embeds, closure
     recorder = closure_memo.Recorder(mc) if memo_key is not None else None
     pending = [mc._ModuleUtilsProcessEntry(m, True, False, is_optional=m in finder.optional_imports) for m in finder.submodules]
-    pending.extend(_always_required(mc, metadata.serialization_profile, extension_manager))
+    pending.extend(_finder_scan.always_required(mc, metadata.serialization_profile, extension_manager))
     _walk_module_utils(walk, module_fqn, pending, found, embeds, module_utils_paths, recorder)
     if recorder is not None:
         if kind == "embed":
