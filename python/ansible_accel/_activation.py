@@ -1,9 +1,9 @@
 """Switching the accelerator on and off inside the installed ansible-core.
 
 Each hot path has an integration module under ``_integrations`` that, given the running
-ansible-core version, returns the patches it needs or raises ``Unavailable`` with a reason.
-``install()`` applies every available path's patches; ``uninstall()`` puts back the very
-objects that were there before (compared with ``is``).
+ansible-core version, returns the patches it needs or raises ``Unavailable`` with a reason
+(``_patches``).  ``install()`` applies every available path's patches; ``uninstall()`` puts
+back the very objects that were there before (compared with ``is``).
 """
 
 from __future__ import annotations
@@ -13,9 +13,13 @@ import importlib
 import os
 import re
 import threading
-import typing as t
 
 from . import _counters
+from ._patches import MISSING as _MISSING  # noqa: F401 - looked at by tests
+from ._patches import Applied as _Applied
+from ._patches import Patch, Unavailable  # noqa: F401 - the integrations take them from here
+from ._patches import apply as _apply
+from ._patches import revert as _revert
 
 PATH_MODULES = {
     "finder": "finder",
@@ -33,27 +37,6 @@ PATH_MODULES = {
 SUPPORTED_TEXT = "2.19.x, 2.21.x and 2.22.0 pre-releases; 2.20.x accepted, untested"
 # Minor versions the accelerator switches on for without a test environment of their own.
 UNTESTED_MINORS = (20,)
-_MISSING = object()
-
-
-class Unavailable(Exception):
-    """A path cannot be switched on here; the message says why."""
-
-
-@dataclasses.dataclass(frozen=True)
-class Patch:
-    """Replace ``owner.attr`` (a module or a class) with ``value``."""
-
-    owner: t.Any
-    attr: str
-    value: t.Any
-
-
-@dataclasses.dataclass
-class _Applied:
-    owner: t.Any
-    attr: str
-    original: t.Any  # the raw object from owner.__dict__, or _MISSING
 
 
 @dataclasses.dataclass
@@ -118,25 +101,14 @@ def disabled_by_env() -> bool:
     return os.environ.get("ANSIBLE_ACCEL", "").strip().lower() in ("0", "false", "no", "off")
 
 
-def _apply(patch: Patch) -> _Applied:
-    raw = vars(patch.owner).get(patch.attr, _MISSING)
-    setattr(patch.owner, patch.attr, patch.value)
-    return _Applied(patch.owner, patch.attr, raw)
-
-
-def _revert(applied: _Applied) -> None:
-    if applied.original is _MISSING:
-        delattr(applied.owner, applied.attr)
-    else:
-        setattr(applied.owner, applied.attr, applied.original)
-
-
 def install() -> dict:
     """Switch on every available hot path; idempotent.  Returns ``status()``."""
     global _installed, _core_version, _global_reason
     with _lock:
         if _installed:
             return status()
+        # (imported here, as the integrations are: a process that imports the package without
+        # switching it on, such as a module in a warm runner, does without what it imports)
         from . import _stats
 
         _core_version = core_version()
@@ -148,9 +120,9 @@ def install() -> dict:
         if _global_reason is not None:
             for state in _paths.values():
                 state.active, state.reason = False, _global_reason
-            _stats.activate(hook_workers=False)  # the stats file then says why nothing ran
+            _stats.activate(status, hook_workers=False)  # the stats file then says why nothing ran
             return status()
-        _stats.activate()
+        _stats.activate(status)
         for path, module_name in PATH_MODULES.items():
             _install_path(path, module_name)
         from ._integrations import modside_target
@@ -228,6 +200,11 @@ def switch_off_path(path: str, reason: str) -> None:
 
 def is_installed() -> bool:
     return _installed
+
+
+def path_active(path: str) -> bool:
+    """Whether ``path`` is switched on now."""
+    return _paths[path].active
 
 
 def status() -> dict:

@@ -29,16 +29,18 @@ import secrets
 import shutil
 import stat
 import tempfile
+import typing as t
 
-from . import _counters
+from . import _counters, _patches
 
 SPOOL_PREFIX = "ansible-accel-stats-"
 
 _owner_pid: int | None = None
 _spool: str | None = None
 _target: str | None = None
+_report: t.Callable[[], dict] | None = None
 _workers_hooked = False
-_send_hook: list = []  # the _activation._Applied of the result-send hook, while applied
+_send_hook: list[_patches.Applied] = []  # the result-send hook, while applied
 
 
 class _AfterFork:
@@ -48,13 +50,15 @@ class _AfterFork:
 _token = _AfterFork()
 
 
-def activate(*, hook_workers: bool = True) -> None:
-    """Write the stats file at exit if ``ANSIBLE_ACCEL_STATS`` is set; with ``hook_workers``
-    also collect the counters of forked workers."""
-    global _owner_pid, _spool, _target, _workers_hooked
+def activate(report: t.Callable[[], dict], *, hook_workers: bool = True) -> None:
+    """Write the stats file at exit if ``ANSIBLE_ACCEL_STATS`` is set: what ``report()`` says
+    then (``status()``), with the counters of the whole run; with ``hook_workers`` also
+    collect the counters of forked workers."""
+    global _owner_pid, _spool, _target, _report, _workers_hooked
     target = os.environ.get("ANSIBLE_ACCEL_STATS")
     if not target:
         return
+    _report = report
     if _owner_pid is None:
         _owner_pid, _target = os.getpid(), os.path.abspath(target)
         atexit.register(_at_exit)
@@ -120,8 +124,6 @@ def _hook_result_send() -> None:
         from ansible.executor.task_queue_manager import FinalQueue
     except Exception:  # noqa: BLE001 - counters are advisory; e.g. a module_utils-only ansible
         return  # no controller code here, so no workers to hear from
-    from . import _activation
-
     original = FinalQueue.send_task_result
 
     def send_task_result(self, *args, **kwargs):
@@ -129,15 +131,13 @@ def _hook_result_send() -> None:
         return original(self, *args, **kwargs)
 
     send_task_result.__wrapped__ = original
-    _send_hook.append(_activation._apply(_activation.Patch(FinalQueue, "send_task_result", send_task_result)))
+    _send_hook.append(_patches.apply(_patches.Patch(FinalQueue, "send_task_result", send_task_result)))
 
 
 def deactivate() -> None:
     """Take the result-send hook out again (``uninstall()``); the file is still written."""
-    from . import _activation
-
     while _send_hook:
-        _activation._revert(_send_hook.pop())
+        _patches.revert(_send_hook.pop())
 
 
 def _in_worker(_token: object) -> None:
@@ -193,9 +193,7 @@ def _at_exit() -> None:
     if os.getpid() != _owner_pid:
         _write_spool()  # a plain os.fork() child that exited normally
         return
-    from . import _activation
-
-    report = _activation.status()
+    report = _report()
     report["run"] = collect()
     try:
         with open(_target, "w") as handle:
