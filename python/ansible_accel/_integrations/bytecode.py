@@ -43,8 +43,7 @@ import shutil
 import typing as t
 import zipfile
 
-from .. import _counters
-from .. import _bytecode
+from .. import _activation, _bytecode, _counters
 from .._activation import Patch, Unavailable
 
 PATH = "bytecode"
@@ -68,8 +67,6 @@ def opt_in() -> None:
     accelerator is already installed, this path is installed now."""
     global _opted_in_by_config
     _opted_in_by_config = True
-    from .. import _activation
-
     with _activation._lock:
         if _activation.is_installed() and not _activation._paths[PATH].active:
             _activation._install_path(PATH, _activation.PATH_MODULES[PATH])
@@ -82,9 +79,7 @@ def plan() -> list[Patch]:
         from ansible.executor import module_common
     except ImportError as ex:
         raise Unavailable(f"ansible.executor.module_common cannot be imported: {ex}") from ex
-    from . import payload
-
-    if not isinstance(getattr(module_common, "zipfile", None), payload._ZipfileView):
+    if not _activation.path_active("payload"):  # (whose archive calls add_bytecode)
         raise Unavailable("needs the payload path, which is not active")
     original = getattr(module_common, "_find_module_utils", None)
     if not callable(original):
