@@ -36,10 +36,10 @@ def masking_child() -> bool:
 
 
 def finder_busy(stop: threading.Event) -> None:
-    from ansible_accel._integrations import finder as integration
+    from ansible_accel._integrations import _finder_scan, finder as integration
 
     while not stop.is_set():
-        with integration._cache_lock:
+        with _finder_scan._cache_lock:
             time.sleep(0.002)
         integration.clear_cache()
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 
 from .. import _runner_modside, _runner_pool
-from .._activation import Patch, Unavailable
+from .._patches import Applied, Patch, Unavailable, apply, revert
 
 ENV = "ANSIBLE_ACCEL_MODULE_SIDE"
 _original = None
@@ -45,7 +45,7 @@ def plan() -> list[Patch]:
     return [Patch(ActionBase, "_compute_environment_string", _compute_environment_string)]
 
 
-_applied: list = []  # the _activation._Applied of the patch, while applied
+_applied: list[Applied] = []  # the patch, while applied
 reason: str | None = "not installed"  # why modules are not given target:RECORD; None once they are
 
 
@@ -53,13 +53,11 @@ def install() -> None:
     """Called by ``_activation.install()`` after the paths; idempotent, never raises (modules
     then get the environment as written, with the reason here)."""
     global reason
-    from .. import _activation
-
     if _applied:
         return
     try:
         patches = plan()
-        _applied.extend(_activation._apply(patch) for patch in patches)
+        _applied.extend(apply(patch) for patch in patches)
     except Exception as ex:  # noqa: BLE001 - never break the run: the opt-in works without counts
         reason = str(ex) if isinstance(ex, Unavailable) else f"{type(ex).__name__}: {ex}"
         _runner_modside.target_record = None
@@ -69,10 +67,8 @@ def install() -> None:
 
 def uninstall() -> None:
     global reason
-    from .. import _activation
-
     while _applied:
-        _activation._revert(_applied.pop())
+        revert(_applied.pop())
     _runner_modside.target_record = None
     reason = "not installed"
 
