@@ -1,5 +1,5 @@
 //! Glue for the nolog engine: the compiled no_log values, and the two structure walks (in
-//! `nolog/walk.rs`).  The `str` <-> generalized UTF-8 conversions are the masking glue's.
+//! `nolog/walk.rs`).  The `str` <-> generalized UTF-8 conversions are `convert::text`'s.
 
 use pyo3::prelude::*;
 use pyo3::types::PyString;
