@@ -160,6 +160,21 @@ _gc_started: dict[int, float] = {}
 _gc_used: collections.Counter[int] = collections.Counter()  # CPU in collections, per thread
 
 
+# (ident, CPU, name) of each thread as it ends: its CPU since the sampler's last look is not lost
+_ended: collections.deque[tuple[int, float, str]] = collections.deque()
+_bootstrap_inner = threading.Thread._bootstrap_inner
+
+
+def _bootstrap_and_tell(self) -> None:
+    try:
+        _bootstrap_inner(self)
+    finally:
+        _ended.append((threading.get_ident(), time.thread_time(), self.name))
+
+
+threading.Thread._bootstrap_inner = _bootstrap_and_tell
+
+
 def _gc_callback(phase: str, info: dict) -> None:
     ident = threading.get_ident()
     now = time.thread_time()
@@ -212,32 +227,40 @@ class StageSampler:
         that thread (another thread's frames are not walked: in CPython 3.12 that can crash the
         interpreter when the thread's frames end afterwards)."""
         main = threading.main_thread().ident
+        ended = []
+        while _ended:
+            ended.append(_ended.popleft())
+        for ident, last, name in ended:  # its CPU up to its end; then it is gone (its ident may be reused)
+            self._charge(ident, last - self._clocks.pop(ident, 0.0), main, frame, stage, name)
         for ident in list(self._clocks) + [i for i in threading._active if i not in self._clocks]:
             now = _clock(ident)
-            if now is None:  # the thread has ended
-                self._clocks.pop(ident, None)
+            if now is None:  # ended: what it used since the last look comes with its entry in _ended
                 continue
-            used = now - self._clocks.get(ident, now)
+            used = now - self._clocks.get(ident, 0.0)  # a thread first seen now: all its CPU so far
             self._clocks[ident] = now
-            collected = _gc_used[ident] - self._gc_seen.get(ident, _gc_used[ident])
-            self._gc_seen[ident] = _gc_used[ident]
-            if collected > 0:
-                collected = min(collected, max(used, 0.0))
-                self.stages[GC_STAGE] += collected
-                used -= collected
-            if used <= 0:
-                continue
-            self.samples += 1
-            if ident == main:
-                found, leaf = self.classifier.stage_of_frame(frame)
-                found = stage or found
-            else:
+            self._charge(ident, used, main, frame, stage)
+
+    def _charge(self, ident: int, used: float, main: int, frame, stage: str | None, name: str | None = None) -> None:
+        collected = _gc_used[ident] - self._gc_seen.get(ident, _gc_used[ident])
+        self._gc_seen[ident] = _gc_used[ident]
+        if collected > 0:
+            collected = min(collected, max(used, 0.0))
+            self.stages[GC_STAGE] += collected
+            used -= collected
+        if used <= 0:
+            return
+        self.samples += 1
+        if ident == main:
+            found, leaf = self.classifier.stage_of_frame(frame)
+            found = stage or found
+        else:
+            if name is None:
                 thread = threading._active.get(ident)
                 name = thread.name if thread is not None else str(ident)
-                found = self.classifier.thread_stage(name)
-                leaf = ("(thread)", 0, name)
-            self.stages[found] += used
-            self.leaves[(found, *leaf)] += used
+            found = self.classifier.thread_stage(name)
+            leaf = ("(thread)", 0, name)
+        self.stages[found] += used
+        self.leaves[(found, *leaf)] += used
 
     def finish(self, stage: str) -> None:
         """Stop; what ran since the last look is charged to ``stage``."""
