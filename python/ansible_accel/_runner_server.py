@@ -235,7 +235,7 @@ class Request:
         """Why this request goes the ordinary way, or None."""
         if self.argv[0] != _State.interpreter.encode():
             return "another interpreter"
-        if len(self.argv) > 2 or (len(self.argv) == 2 and self.argv[1].startswith(b"-")):
+        if len(self.argv) >= 2 and self.argv[1].startswith(b"-"):
             return "interpreter options or arguments"
         env = self.named = {}
         for entry in self.env:
@@ -778,7 +778,7 @@ def _finish(status):
 def _enter_main(request, filename, from_stdin):
     import os
 
-    sys.argv = [""] if from_stdin else [os.fsdecode(request.argv[1])]
+    sys.argv = [""] if from_stdin else [os.fsdecode(a) for a in request.argv[1:]]
     sys.orig_argv = [os.fsdecode(a) for a in request.argv]
     if sys.flags.safe_path:
         sys.path = list(_STARTUP_PATH_TAIL)

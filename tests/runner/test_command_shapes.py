@@ -47,3 +47,31 @@ def test_a_pipelined_module_of_another_shape_is_a_module_run():
 
 def test_unsplittable_command_is_no_module_run():
     assert runner.other_module_run("/bin/sh -c 'unterminated", None) is None
+
+
+_ASYNC = f"{TMP}/async_wrapper.py j1 30 false {TMP}/AnsiballZ_command.py {PY} {TMP}/AnsiballZ_command.py"
+
+
+@pytest.mark.parametrize("inner, taken", [
+    (f"ANSIBLE_ASYNC_DIR='~/.ansible_async' {PY} {_ASYNC} && sleep 0", True),
+    (f"{PY} {_ASYNC}", True),
+    (f"{PY} {_ASYNC} {TMP}/args", True),  # an old-style module's arguments file
+    (f"{PY} {_ASYNC} {TMP}/args extra", False),
+    (f"{PY} {TMP}/async_wrapper.py j1 30 false {TMP}/AnsiballZ_command.py {PY} {TMP}/AnsiballZ_other.py", False),
+    (f"{PY} {TMP}/async_wrapper.py j1 30 false {TMP}/AnsiballZ_command.py /usr/bin/python3 {TMP}/AnsiballZ_command.py", False),
+    (f"{PY} {TMP}/async_wrapper.py j1 3x false {TMP}/AnsiballZ_command.py {PY} {TMP}/AnsiballZ_command.py", False),
+    (f"{PY} {TMP}/async_wrapper.py j1 30 maybe {TMP}/AnsiballZ_command.py {PY} {TMP}/AnsiballZ_command.py", False),
+    (f"{PY} {TMP}/async_wrapper.py j1 30 false /elsewhere/AnsiballZ_command.py {PY} /elsewhere/AnsiballZ_command.py", False),
+    (f"{PY} {TMP}/other_wrapper.py j1 30 false {TMP}/AnsiballZ_command.py {PY} {TMP}/AnsiballZ_command.py", False),
+])
+def test_async_starts(inner, taken):
+    """ansible-core's start of an async task, exactly, is taken with its arguments; every other
+    shape is not."""
+    parsed = runner.parse_async_command(sh(inner))
+    assert (parsed is not None) is taken
+    if taken:
+        assignments, interpreter, script, args, suffix = parsed
+        assert interpreter == PY and script == f"{TMP}/async_wrapper.py" and args[:3] == ["j1", "30", "false"]
+        words = [interpreter, script, *args]
+        assert runner._rewrite(sh(inner), assignments, words, suffix) == sh(inner)  # quoting kept as ansible-core's
+    assert runner.parse_async_command(sh(inner), b"on stdin") is None

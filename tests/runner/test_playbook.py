@@ -129,8 +129,8 @@ def test_results_are_the_same_with_the_runner(tmp_path, pipelining):
     # 3 hosts x 13 module tasks; the first modules of a kind go the ordinary way while a runner starts.
     assert runner["native"] >= 20, runner
     assert not [r for r in runner["fallback"] if r.startswith("after hand-over")], runner
-    # the async task's start on each host, and nothing else that is not a module run
-    assert runner["fallback"].get("async (async_wrapper starts the module)") == 3, runner
+    # the async task's start (async_wrapper) went to the runner too
+    assert "async (async_wrapper starts the module)" not in runner["fallback"], runner
     assert "a module command of another shape (arguments)" not in runner["fallback"], runner
     # the commands around the modules: the temporary directories only without pipelining
     done_here = {k.split(": ")[1]: n for k, n in runner.get("events", {}).items() if k.startswith("commands without a shell")}

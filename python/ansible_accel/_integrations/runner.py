@@ -116,16 +116,23 @@ def _route(connection, cmd, in_data, sudoable):
     this is not a Python module run or it goes the ordinary way (then counted)."""
     if not isinstance(cmd, str):
         return None
-    parsed = parse_module_command(cmd)
+    parsed = parse_module_command(cmd) or parse_async_command(cmd, in_data)
     if parsed is None:
         kind = other_module_run(cmd, in_data)
         if kind is not None:
             become = sudoable and getattr(connection, "become", None) is not None
             _counters.fallback(PATH, "become" if become else kind)
         return None
-    assignments, interpreter, script, _ = parsed
-    is_module = _is_ansiballz(in_data) if script is None else _is_ansiballz_file(script)
+    assignments, interpreter, script = parsed[:3]
+    args = parsed[3] if len(parsed) == 5 else ()  # an async task's start
+    if args:
+        is_module = _is_ansiballz_file(script, name=_ASYNC_WRAPPER)
+    else:
+        is_module = _is_ansiballz(in_data) if script is None else _is_ansiballz_file(script)
     if not is_module:
+        if args:
+            _counters.fallback(PATH, ASYNC)
+            return None
         if script is None and in_data is None:
             return None  # a bare interpreter (discovery and the like), not a module
         if _PYTHON_NAME.fullmatch(os.path.basename(interpreter)):
@@ -144,6 +151,8 @@ def _route(connection, cmd, in_data, sudoable):
         _counters.fallback(PATH, reason)
         return None
     _counters.native(PATH)
+    if args:
+        return cmd, _rewrite(cmd, assignments, [_runner_pool.client_path(), sock, interpreter, script, *args], parsed[-1])
     return cmd, rewrite_command(cmd, _runner_pool.client_path(), sock)
 
 
@@ -166,6 +175,7 @@ def _why_ordinary(connection, sudoable, interpreter) -> str | None:
 _AND_SLEEP = ["&&", "sleep", "0"]  # appended by ansible-core 2.19
 _MODULE_FILE = re.compile(r"AnsiballZ_.+\.py|async_wrapper\.py")
 ASYNC = "async (async_wrapper starts the module)"
+_ASYNC_WRAPPER = "async_wrapper.py"
 OTHER_SHAPE = "a module command of another shape (arguments)"
 
 
@@ -203,6 +213,45 @@ def parse_module_command(cmd: str):
     """``([(name, value)...], interpreter, script or None, suffix)`` when ``cmd`` is exactly
     ``EXECUTABLE -c QUOTED`` whose inner command is ``[NAME=VALUE...] INTERPRETER [SCRIPT]``
     (then `` && sleep 0`` or nothing) as ansible-core's sh shell quotes it; else None."""
+    split = _split_inner(cmd)
+    if split is None:
+        return None
+    assignments, words, suffix = split
+    if len(words) not in (1, 2) or any(w.startswith("-") for w in words[1:]):
+        return None
+    return assignments, words[0], (words[1] if len(words) == 2 else None), suffix
+
+
+def parse_async_command(cmd: str, in_data=None):
+    """``([(name, value)...], interpreter, script, [arguments...], suffix)`` when ``cmd`` is
+    ansible-core's start of an ``async`` task, exactly: ``EXECUTABLE -c QUOTED`` whose inner
+    command is ``[NAME=VALUE...] INTERPRETER .../async_wrapper.py JID LIMIT PRESERVE MODULE
+    INTERPRETER MODULE [ARGS_FILE]`` (the wrapped module's own command last), nothing on
+    standard input; else None."""
+    if in_data is not None:
+        return None
+    split = _split_inner(cmd)
+    if split is None:
+        return None
+    assignments, words, suffix = split
+    if len(words) not in (8, 9) or os.path.basename(words[1]) != _ASYNC_WRAPPER:
+        return None
+    interpreter, script, _jid, limit, preserve, module, module_interpreter, module_again = words[:8]
+    if (
+        not os.path.isabs(script)
+        or not limit.isdigit()
+        or preserve not in ("true", "false")
+        or module_interpreter != interpreter
+        or module_again != module
+        or os.path.dirname(module) != os.path.dirname(script)
+    ):
+        return None
+    return assignments, interpreter, script, words[2:], suffix
+
+
+def _split_inner(cmd: str):
+    """``([(name, value)...], [word...], suffix)`` of ``EXECUTABLE -c QUOTED`` whose inner
+    command is assignments then words, as ansible-core's sh shell quotes them; else None."""
     outer = local_commands.split_shell_c(cmd)
     if outer is None:
         return None
@@ -223,11 +272,9 @@ def parse_module_command(cmd: str):
     while words and (match := _ASSIGNMENT.fullmatch(words[0])):
         assignments.append((match[1], match[2]))
         words.pop(0)
-    if len(words) not in (1, 2) or any(w.startswith("-") for w in words[1:]):
+    if not words or _join(assignments, words) + suffix != inner:
         return None
-    if _join(assignments, words) + suffix != inner:
-        return None
-    return assignments, words[0], (words[1] if len(words) == 2 else None), suffix
+    return assignments, words, suffix
 
 
 def _join(assignments, words) -> str:
@@ -237,9 +284,12 @@ def _join(assignments, words) -> str:
 def rewrite_command(cmd: str, client: str, sock: str) -> str:
     """``cmd`` with the interpreter run through the client: ``[NAME=VALUE...] CLIENT SOCKET
     INTERPRETER [SCRIPT]`` in the same shell."""
-    executable = shlex.split(cmd)[0]
     assignments, interpreter, script, suffix = parse_module_command(cmd)
-    words = [client, sock, interpreter, *([script] if script is not None else [])]
+    return _rewrite(cmd, assignments, [client, sock, interpreter, *([script] if script is not None else [])], suffix)
+
+
+def _rewrite(cmd: str, assignments, words: list[str], suffix: str) -> str:
+    executable = shlex.split(cmd)[0]
     return f"{executable} -c {shlex.quote(_join(assignments, words) + suffix)}"
 
 
@@ -250,8 +300,10 @@ def _is_ansiballz(data) -> bool:
     return isinstance(data, bytes) and data.startswith(b"#!") and _MARK in data[:8192]
 
 
-def _is_ansiballz_file(path: str) -> bool:
-    if not os.path.basename(path).startswith("AnsiballZ_"):
+def _is_ansiballz_file(path: str, name: str | None = None) -> bool:
+    """``path`` is an AnsiBallZ script (named ``AnsiballZ_*``, or exactly ``name``)."""
+    base = os.path.basename(path)
+    if not (base == name if name is not None else base.startswith("AnsiballZ_")):
         return False
     try:
         with open(path, "rb") as handle:

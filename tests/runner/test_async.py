@@ -1,0 +1,100 @@
+"""``async`` tasks with the runner: ``async_wrapper`` starts in a fork of the warm runner and
+detaches there as it does from a fresh interpreter; the results, the job files and the
+time limit's kill are ansible-core's."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from test_playbook import RESULTS_CALLBACK, _differences, _normalise
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BIN = os.path.dirname(sys.executable)
+ASYNC = "async (async_wrapper starts the module)"
+MARK = "29.4817"  # a sleep only the time-limited task runs
+PLAY = f"""\
+- hosts: all
+  gather_facts: false
+  tasks:
+    - ping:
+    - ping:
+    - ping:
+    - command: sleep 0.2
+      async: 10
+      poll: 1
+    - command: sleep 0.3
+      async: 20
+      poll: 0
+      register: job
+    - async_status: {{jid: "{{{{ job.ansible_job_id }}}}"}}
+      register: st
+      until: st.finished
+      retries: 60
+      delay: 0.5
+    - shell: echo out; echo err >&2; exit 3
+      async: 10
+      poll: 1
+      ignore_errors: true
+    - shell: exec sleep {MARK}
+      async: 2
+      poll: 0
+      register: slow
+    - pause: {{seconds: 6}}
+    - async_status: {{jid: "{{{{ slow.ansible_job_id }}}}"}}
+      register: killed
+      ignore_errors: true
+"""
+
+
+def _run(tmp_path, accel: bool):
+    tmp_path.mkdir()
+    (tmp_path / "play.yml").write_text(PLAY)
+    (tmp_path / "hosts").write_text("".join(f"a{i} ansible_connection=local ansible_python_interpreter={sys.executable}\n"
+                                            for i in range(2)))
+    stats, results = tmp_path / "stats.json", tmp_path / "results.json"
+    stats.unlink(missing_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
+    env.update(ANSIBLE_CALLBACK_PLUGINS=RESULTS_CALLBACK, ANSIBLE_CALLBACKS_ENABLED="e2e_results",
+               E2E_RESULTS_FILE=str(results), ANSIBLE_NOCOLOR="1", ANSIBLE_ACCEL_STATS=str(stats),
+               ANSIBLE_ASYNC_DIR=str(tmp_path / "jobs"), ANSIBLE_FORKS="2")
+    command = [os.path.join(BIN, "ansible-accel"), "ansible-playbook"] if accel else [os.path.join(BIN, "ansible-playbook")]
+    done = subprocess.run([*command, "-i", str(tmp_path / "hosts"), str(tmp_path / "play.yml")], env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    report = _normalise(json.loads(results.read_text()))
+    for tasks in report["hosts"].values():  # the killed job's supervisor pid is its own
+        for task in tasks:
+            task["result"].pop("child_pid", None)
+    return report, (json.loads(stats.read_text()) if accel else None)
+
+
+def _sleeping() -> list[int]:
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                    if MARK.encode() in handle.read():
+                        found.append(int(pid))
+            except OSError:
+                continue
+    return found
+
+
+def test_async_tasks_give_ansible_cores_results_through_the_runner(tmp_path):
+    plain, _ = _run(tmp_path / "off", accel=False)
+    assert _sleeping() == []  # the time limit killed the job's process group
+    warm, stats = _run(tmp_path / "on", accel=True)
+    assert _sleeping() == []
+    assert warm == plain, "\n".join(_differences(plain, warm)[:20])
+    killed = [tasks[-1]["result"] for tasks in warm["hosts"].values()]
+    assert all(r.get("msg") == "Timeout exceeded" and r.get("failed") for r in killed), killed
+    runner = stats["run"]["paths"]["runner"]
+    assert ASYNC not in runner["fallback"], runner
+    # 2 hosts x (3 pings, 4 async starts, 2 async_status polls at least), less the first modules
+    # that go the ordinary way while the runner starts
+    assert runner["native"] >= 2 * 9 - 4, runner
+    assert not [r for r in runner["fallback"] if r.startswith("after hand-over")], runner
