@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 
@@ -42,7 +43,7 @@ PLAY = f"""\
       async: 2
       poll: 0
       register: slow
-    - pause: {{seconds: 6}}
+    - command: sleep 6
     - async_status: {{jid: "{{{{ slow.ansible_job_id }}}}"}}
       register: killed
       ignore_errors: true
@@ -65,9 +66,12 @@ def _run(tmp_path, accel: bool):
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     report = _normalise(json.loads(results.read_text()))
-    for tasks in report["hosts"].values():  # the killed job's supervisor pid is its own
+    for tasks in report["hosts"].values():
         for task in tasks:
-            task["result"].pop("child_pid", None)
+            # the killed job's supervisor pid and the time it was killed are its own; how many
+            # polls a job took depends on how long each poll took
+            for key in ("child_pid", "stop", "attempts"):
+                task["result"].pop(key, None)
     return report, (json.loads(stats.read_text()) if accel else None)
 
 
@@ -84,14 +88,27 @@ def _sleeping() -> list[int]:
     return found
 
 
+def _end_the_sleepers() -> None:
+    """async_wrapper's supervisor kills the job's process group at the time limit, but the module
+    it starts may be forked before the supervisor moves the job into that group: then the module
+    outlives the kill.  That is ansible-core's own race (lost in plain runs too), not the
+    runner's; the test ends what it leaves."""
+    for pid in _sleeping():
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
 def test_async_tasks_give_ansible_cores_results_through_the_runner(tmp_path):
-    plain, _ = _run(tmp_path / "off", accel=False)
-    assert _sleeping() == []  # the time limit killed the job's process group
-    warm, stats = _run(tmp_path / "on", accel=True)
-    assert _sleeping() == []
+    try:
+        plain, _ = _run(tmp_path / "off", accel=False)
+        warm, stats = _run(tmp_path / "on", accel=True)
+    finally:
+        _end_the_sleepers()
     assert warm == plain, "\n".join(_differences(plain, warm)[:20])
-    killed = [tasks[-1]["result"] for tasks in warm["hosts"].values()]
-    assert all(r.get("msg") == "Timeout exceeded" and r.get("failed") for r in killed), killed
+    killed = [tasks[-1] for tasks in warm["hosts"].values()]
+    assert all(t["result"].get("msg") == "Timeout exceeded" and t["status"] == "failed (ignored)" for t in killed), killed
     runner = stats["run"]["paths"]["runner"]
     assert ASYNC not in runner["fallback"], runner
     # 2 hosts x (3 pings, 4 async starts, 2 async_status polls at least), less the first modules

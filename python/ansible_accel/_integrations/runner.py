@@ -225,28 +225,36 @@ def parse_module_command(cmd: str):
 def parse_async_command(cmd: str, in_data=None):
     """``([(name, value)...], interpreter, script, [arguments...], suffix)`` when ``cmd`` is
     ansible-core's start of an ``async`` task, exactly: ``EXECUTABLE -c QUOTED`` whose inner
-    command is ``[NAME=VALUE...] INTERPRETER .../async_wrapper.py JID LIMIT PRESERVE MODULE
-    INTERPRETER MODULE [ARGS_FILE]`` (the wrapped module's own command last), nothing on
-    standard input; else None."""
+    command is ``[NAME=VALUE...] INTERPRETER /DIR/async_wrapper.py JID LIMIT`` and then the
+    arguments of one of the wrapper's two shapes (the module in the wrapper's directory), nothing
+    on standard input; else None.  The shapes:
+
+    - ``PRESERVE MODULE INTERPRETER MODULE [ARGS_FILE]`` (the wrapped module's own command last;
+      ansible-core 2.20 and later);
+    - ``MODULE ARGS_FILE|_ [-preserve_tmp]`` (2.19)."""
     if in_data is not None:
         return None
     split = _split_inner(cmd)
     if split is None:
         return None
     assignments, words, suffix = split
-    if len(words) not in (8, 9) or os.path.basename(words[1]) != _ASYNC_WRAPPER:
+    if len(words) < 6 or os.path.basename(words[1]) != _ASYNC_WRAPPER:
         return None
-    interpreter, script, _jid, limit, preserve, module, module_interpreter, module_again = words[:8]
-    if (
-        not os.path.isabs(script)
-        or not limit.isdigit()
-        or preserve not in ("true", "false")
-        or module_interpreter != interpreter
-        or module_again != module
-        or os.path.dirname(module) != os.path.dirname(script)
-    ):
+    interpreter, script, _jid, limit, *rest = words
+    here = os.path.dirname(script)
+    if not os.path.isabs(script) or not limit.isdigit():
         return None
-    return assignments, interpreter, script, words[2:], suffix
+    if len(rest) in (4, 5):
+        preserve, module, module_interpreter, module_again = rest[:4]
+        fits = (preserve in ("true", "false") and module_interpreter == interpreter and module_again == module
+                and os.path.dirname(module) == here)
+    elif len(rest) in (2, 3):
+        module, args_file = rest[:2]
+        fits = (os.path.dirname(module) == here and (args_file == "_" or os.path.dirname(args_file) == here)
+                and rest[2:] in ([], ["-preserve_tmp"]))
+    else:
+        fits = False
+    return (assignments, interpreter, script, words[2:], suffix) if fits else None
 
 
 def _split_inner(cmd: str):
