@@ -20,6 +20,7 @@ from ._patches import Applied as _Applied
 from ._patches import Patch, Unavailable  # noqa: F401 - the integrations take them from here
 from ._patches import apply as _apply
 from ._patches import revert as _revert
+from ._patches import switched_off as _switched_off
 
 PATH_MODULES = {
     "finder": "finder",
@@ -98,7 +99,7 @@ def core_minor() -> tuple[int, int]:
 
 
 def disabled_by_env() -> bool:
-    return os.environ.get("ANSIBLE_ACCEL", "").strip().lower() in ("0", "false", "no", "off")
+    return _switched_off("ANSIBLE_ACCEL") is not None
 
 
 def install() -> dict:

@@ -9,9 +9,20 @@ object back, or removes the attribute when the owner had none of its own.
 from __future__ import annotations
 
 import dataclasses
+import os
 import typing as t
 
 MISSING = object()  # the owner had no attribute of that name of its own
+OFF_VALUES = ("0", "false", "no", "off")  # what an environment switch is set to, to switch a path off
+
+
+def switched_off(env: str) -> str | None:
+    """``switched off by ENV=VALUE`` when the environment variable ``env`` switches its path
+    off (``0``, ``false``, ``no`` or ``off``, in any case, spaces around ignored); else None."""
+    value = os.environ.get(env)
+    if value is not None and value.strip().lower() in OFF_VALUES:
+        return f"switched off by {env}={value}"
+    return None
 
 
 class Unavailable(Exception):

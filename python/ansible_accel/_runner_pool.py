@@ -22,6 +22,8 @@ import subprocess
 import tempfile
 import zipfile
 
+from ._private_dir import is_private_dir
+
 RUNNER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_runner_server.py")
 MAX_RUNNERS = 8
 START_AFTER = 2  # module runs that go the ordinary way before a runner is started for them
@@ -45,17 +47,9 @@ def private_base() -> str:
     """``$XDG_RUNTIME_DIR/ansible-accel`` when that is the user's own, else
     ``<tmp>/ansible-accel-<uid>``."""
     runtime = os.environ.get("XDG_RUNTIME_DIR")
-    if runtime and _is_private_dir(runtime):
+    if runtime and is_private_dir(runtime):
         return os.path.join(runtime, "ansible-accel")
     return os.path.join(tempfile.gettempdir(), f"ansible-accel-{os.getuid()}")
-
-
-def _is_private_dir(path: str) -> bool:
-    try:
-        info = os.lstat(path)
-    except OSError:
-        return False
-    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077
 
 
 def ensure_private_dir(path: str) -> None:
@@ -64,7 +58,7 @@ def ensure_private_dir(path: str) -> None:
         os.mkdir(path, 0o700)
     except FileExistsError:
         pass
-    if not _is_private_dir(path):
+    if not is_private_dir(path):
         raise PermissionError(f"{path} is not a directory private to uid {os.getuid()} (mode 0700, owned, not a link)")
 
 
@@ -180,7 +174,7 @@ def runner_socket(interpreter: str, env: dict[str, str], script: bytes) -> tuple
 
 def _runner_socket(interpreter: str, env: dict[str, str], script: bytes) -> tuple[str | None, str | None]:
     rundir = _Pool.rundir
-    if rundir is None or not _is_private_dir(rundir):
+    if rundir is None or not is_private_dir(rundir):
         return None, "runner directory not private"
     key = runner_key(interpreter, env)
     sock = os.path.join(rundir, key + ".sock")

@@ -27,11 +27,11 @@ import multiprocessing.util
 import os
 import secrets
 import shutil
-import stat
 import tempfile
 import typing as t
 
 from . import _counters, _patches
+from ._private_dir import is_private_dir
 
 SPOOL_PREFIX = "ansible-accel-stats-"
 
@@ -92,7 +92,7 @@ def remove_stale_spools(parent: str) -> None:
         pid = int(pid_text)
         if path == _spool or (pid != os.getpid() and _alive(pid)):
             continue
-        if _is_private_dir(path):
+        if is_private_dir(path):
             shutil.rmtree(path, ignore_errors=True)
 
 
@@ -106,15 +106,6 @@ def _alive(pid: int) -> bool:
     except OSError:
         return True  # e.g. EPERM: it exists, as another user
     return True
-
-
-def _is_private_dir(path: str) -> bool:
-    """A real directory (not a link to one) owned by this user that nobody else may open."""
-    try:
-        info = os.lstat(path)
-    except OSError:
-        return False
-    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077
 
 
 def _hook_result_send() -> None:
@@ -168,7 +159,7 @@ def _make_spool() -> None:
         os.mkdir(_spool, 0o700)
     except FileExistsError:
         pass  # another worker made it first
-    if not _is_private_dir(_spool):
+    if not is_private_dir(_spool):
         raise PermissionError(f"{_spool} is not a directory private to this user")
 
 
@@ -177,7 +168,7 @@ def collect() -> dict:
     total: dict = {}
     _counters.merge(total, _counters.snapshot())
     workers = 0
-    if _spool and _is_private_dir(_spool):
+    if _spool and is_private_dir(_spool):
         for name in sorted(os.listdir(_spool)):
             if name.endswith(".json"):
                 try:
@@ -200,5 +191,5 @@ def _at_exit() -> None:
             json.dump(report, handle, indent=2, sort_keys=True)
             handle.write("\n")
     finally:
-        if _spool and _is_private_dir(_spool):
+        if _spool and is_private_dir(_spool):
             shutil.rmtree(_spool, ignore_errors=True)

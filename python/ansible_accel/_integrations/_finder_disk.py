@@ -37,6 +37,7 @@ import time
 import typing as t
 
 from .. import __version__, _native
+from .._private_dir import is_private_dir
 from ._finder_locate import Stamp, stamp, trusted
 from ._memo import BoundedMemo
 
@@ -68,14 +69,6 @@ _block_dir_for: dict[str, str | None] = {}
 bad_blocks: BoundedMemo[str, bool] = BoundedMemo(64)
 
 
-def _private(path: str) -> bool:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return False
-    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077
-
-
 def directory() -> str | None:
     """The records' directory for this run's local tmp root, made on first use; None when
     there is no private place for it."""
@@ -100,7 +93,7 @@ def _private_subdir(name: str, known: dict[str, str | None]) -> str | None:
         return known[local_tmp]
     root = os.path.dirname(local_tmp)
     result = None
-    if _private(root):
+    if is_private_dir(root):
         path = os.path.join(root, name)
         try:
             os.mkdir(path, 0o700)
@@ -108,7 +101,7 @@ def _private_subdir(name: str, known: dict[str, str | None]) -> str | None:
             pass
         except OSError:
             path = None
-        if path is not None and _private(path):
+        if path is not None and is_private_dir(path):
             result = path
     known[local_tmp] = result
     return result

@@ -35,10 +35,10 @@ from multiprocessing import connection as mp_connection
 
 from .. import _counters
 from .._activation import Patch, Unavailable
+from .._patches import switched_off
 
 PATH = "controller"
 ENV = "ANSIBLE_ACCEL_CONTROLLER"
-_OFF = ("0", "false", "no", "off")
 # Longest wait without an event: ansible-core's own checks still run at least this often, for
 # what wakes nothing (a worker whose sentinel pipe a process it forked still holds open).  Four a
 # second cost the controller about 2 ms of CPU a second while every worker waits on a slow task
@@ -82,9 +82,9 @@ def _wake(fd: int, cause: bytes) -> None:
 
 
 def plan() -> list[Patch]:
-    value = os.environ.get(ENV)
-    if value is not None and value.strip().lower() in _OFF:
-        raise Unavailable(f"switched off by {ENV}={value}")
+    off = switched_off(ENV)
+    if off is not None:
+        raise Unavailable(off)
     try:
         from ansible.plugins import strategy as strategy_module
         from ansible.plugins.strategy import StrategyBase

@@ -32,10 +32,10 @@ import types
 from .. import _counters, _runner_pool
 from . import local_commands
 from .._activation import Patch, Unavailable, core_version
+from .._patches import switched_off
 
 PATH = "runner"
 ENV = "ANSIBLE_ACCEL_RUNNER"
-_OFF = ("0", "false", "no", "off")
 _PYTHON_NAME = re.compile(r"python[0-9.]*")
 _ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.S)
 _PLAIN_WORDS = re.compile(r"[^\s'\"\\]+(?: [^\s'\"\\]+)*")
@@ -45,16 +45,9 @@ _pending = threading.local()
 _folded = 0
 
 
-def switched_off_by_env() -> str | None:
-    value = os.environ.get(ENV)
-    if value is not None and value.strip().lower() in _OFF:
-        return f"switched off by {ENV}={value}"
-    return None
-
-
 def plan() -> list[Patch]:
     global _original_exec_command
-    reason = switched_off_by_env()
+    reason = switched_off(ENV)
     if reason:
         raise Unavailable(reason)
     try:

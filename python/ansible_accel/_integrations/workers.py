@@ -27,22 +27,21 @@ this way; ``events`` name what was computed ahead.
 from __future__ import annotations
 
 import gc
-import os
 
 from .. import _counters
 from .._activation import Patch, Unavailable
+from .._patches import switched_off
 from . import _finder_prewarm, _plugin_prewarm
 
 PATH = "workers"
 ENV = "ANSIBLE_ACCEL_WORKERS"
-_OFF = ("0", "false", "no", "off")
 _prewarmed = False
 
 
 def plan() -> list[Patch]:
-    value = os.environ.get(ENV)
-    if value is not None and value.strip().lower() in _OFF:
-        raise Unavailable(f"switched off by {ENV}={value}")
+    off = switched_off(ENV)
+    if off is not None:
+        raise Unavailable(off)
     try:
         from ansible.executor.process.worker import WorkerProcess
     except ImportError as ex:
