@@ -30,9 +30,9 @@ import threading
 import types
 
 from .. import _counters, _runner_pool
-from . import local_commands
 from .._activation import Patch, Unavailable, core_version
 from .._patches import switched_off
+from . import local_commands
 
 PATH = "runner"
 ENV = "ANSIBLE_ACCEL_RUNNER"
@@ -109,23 +109,22 @@ def _route(connection, cmd, in_data, sudoable):
     this is not a Python module run or it goes the ordinary way (then counted)."""
     if not isinstance(cmd, str):
         return None
-    parsed = parse_module_command(cmd) or parse_async_command(cmd, in_data)
+    parsed = _parse_run(cmd, in_data)
     if parsed is None:
         kind = other_module_run(cmd, in_data)
         if kind is not None:
             become = sudoable and getattr(connection, "become", None) is not None
             _counters.fallback(PATH, "become" if become else kind)
         return None
-    assignments, interpreter, script = parsed[:3]
-    args = parsed[3] if len(parsed) == 5 else ()  # an async task's start
-    if args:
-        is_module = _is_ansiballz_file(script, name=_ASYNC_WRAPPER)
+    assignments, interpreter, script, args, suffix = parsed
+    if args:  # an async task's start: async_wrapper.py and its arguments
+        if not _is_ansiballz_file(script, name=_ASYNC_WRAPPER):
+            _counters.fallback(PATH, ASYNC)
+            return None
+        is_module = True
     else:
         is_module = _is_ansiballz(in_data) if script is None else _is_ansiballz_file(script)
     if not is_module:
-        if args:
-            _counters.fallback(PATH, ASYNC)
-            return None
         if script is None and in_data is None:
             return None  # a bare interpreter (discovery and the like), not a module
         if _PYTHON_NAME.fullmatch(os.path.basename(interpreter)):
@@ -144,9 +143,18 @@ def _route(connection, cmd, in_data, sudoable):
         _counters.fallback(PATH, reason)
         return None
     _counters.native(PATH)
-    if args:
-        return cmd, _rewrite(cmd, assignments, [_runner_pool.client_path(), sock, interpreter, script, *args], parsed[-1])
-    return cmd, rewrite_command(cmd, _runner_pool.client_path(), sock)
+    words = [_runner_pool.client_path(), sock, interpreter, *([script] if script is not None else []), *args]
+    return cmd, _rewrite(cmd, assignments, words, suffix)
+
+
+def _parse_run(cmd: str, in_data):
+    """``([(name, value)...], interpreter, script or None, [arguments...], suffix)`` of a module
+    command (no arguments) or of an async task's start; else None."""
+    parsed = parse_module_command(cmd)
+    if parsed is not None:
+        assignments, interpreter, script, suffix = parsed
+        return assignments, interpreter, script, (), suffix
+    return parse_async_command(cmd, in_data)
 
 
 def _why_ordinary(connection, sudoable, interpreter) -> str | None:
@@ -282,14 +290,10 @@ def _join(assignments, words) -> str:
     return " ".join([*(f"{k}={shlex.quote(v)}" for k, v in assignments), *(shlex.quote(w) for w in words)])
 
 
-def rewrite_command(cmd: str, client: str, sock: str) -> str:
-    """``cmd`` with the interpreter run through the client: ``[NAME=VALUE...] CLIENT SOCKET
-    INTERPRETER [SCRIPT]`` in the same shell."""
-    assignments, interpreter, script, suffix = parse_module_command(cmd)
-    return _rewrite(cmd, assignments, [client, sock, interpreter, *([script] if script is not None else [])], suffix)
-
-
 def _rewrite(cmd: str, assignments, words: list[str], suffix: str) -> str:
+    """``cmd`` with its inner command made ``[NAME=VALUE...] WORDS...`` (then ``suffix``), quoted
+    as ansible-core's sh shell quotes it, in the same shell: the interpreter run through the
+    client is ``CLIENT SOCKET INTERPRETER [SCRIPT] [ARGUMENTS...]``."""
     executable = shlex.split(cmd)[0]
     return f"{executable} -c {shlex.quote(_join(assignments, words) + suffix)}"
 
