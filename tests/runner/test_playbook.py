@@ -52,10 +52,11 @@ _NAMES = [
     (re.compile(r"j[0-9]+\.[0-9]+"), "jX"),
 ]
 # Values that differ from run to run by nature: times, ids, the probe module's pids and random
-# number (and its process group: the runner's, see docs/runner.md), the work directory's inode.
+# number (and its process group: the runner's, see docs/runner.md), the reference count of a
+# preloaded object (immortal in a runner's child on 3.12+), the work directory's inode.
 _VOLATILE_KEYS = {"_original_basename",  # a random temporary file's name for copy's content (2.19)
                   "start", "end", "delta", "ansible_job_id", "results_file", "started", "finished", "duration",
-                  "pid", "random", "pgrp", "sid", "atime", "ctime", "mtime", "inode", "version",
+                  "pid", "random", "pgrp", "sid", "basic_refcount", "atime", "ctime", "mtime", "inode", "version",
                   "wrapper_code"}  # a digest of the script, which differs between two playbook runs
 
 

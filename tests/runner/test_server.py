@@ -39,7 +39,7 @@ def warm(runner, script_path: str, stdin: bool, env=None, cwd: str = "/tmp", **e
 def observed(stdout: bytes) -> dict:
     result = json.loads(normalized(stdout))["observed"]
     # Each process's own; and the process group and session are the runner's (docs/runner.md).
-    for varying in ("pid", "random", "pgrp", "sid"):
+    for varying in ("pid", "random", "pgrp", "sid", "basic_refcount"):
         result.pop(varying)
     return result
 
@@ -57,8 +57,21 @@ def test_a_module_sees_what_a_fresh_interpreter_shows_it(runner, scripts, stdin)
     fresh_view, warm_view = observed(out), observed(wout)
     assert warm_view == fresh_view
     # the comparison covers what it claims to
-    assert {"modules", "environ", "dispositions", "limits", "fds", "basic_file", "main_keys"} <= set(warm_view)
+    assert {"modules", "environ", "dispositions", "limits", "fds", "basic_file", "main_keys", "zip_importers"} <= set(warm_view)
+    assert len(warm_view["zip_importers"]) > 5  # the payload's root and its package directories
     assert runner.fallbacks() == []
+
+
+def test_the_preloaded_heap_is_immortal_in_a_child(runner, scripts):
+    """On 3.12 and 3.13 a child writes no reference count of what the runner preloaded (its
+    pages stay shared); sys.getrefcount is the one way a module could tell."""
+    fresh_count = json.loads(fresh(scripts["observe"], False)[1])["observed"]["basic_refcount"]
+    warm_count = json.loads(warm(runner, scripts["observe"], False)[1])["observed"]["basic_refcount"]
+    assert fresh_count < 1000
+    if sys.version_info[:2] in ((3, 12), (3, 13)):
+        assert warm_count == 2**32 - 1
+    else:
+        assert warm_count < 1000
 
 
 def test_pids_and_random_state_are_each_childs_own(runner, scripts):

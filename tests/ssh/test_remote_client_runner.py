@@ -58,7 +58,7 @@ def through_client(runner, script_path, stdin):
 def observed(stdout: bytes) -> tuple[dict, dict]:
     """The module's view without what is each process's own, and that part apart."""
     result = json.loads(normalized(stdout))["observed"]
-    own = {k: result.pop(k) for k in ("pid", "random", "pgrp", "sid")}
+    own = {k: result.pop(k) for k in ("pid", "random", "pgrp", "sid", "basic_refcount")}
     return result, own
 
 

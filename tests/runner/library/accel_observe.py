@@ -54,6 +54,20 @@ def _wrapper_code():
     return [code.co_filename, hashlib.sha256(repr(_code_shape(code)).encode()).hexdigest()]
 
 
+def _zip_importers():
+    """The zip importers of the path importer cache, by directory inside their archive: prefix,
+    attribute names in order, and whether they share the archive's cached directory."""
+    import zipimport
+
+    found = []
+    for key, importer in sys.path_importer_cache.items():
+        if isinstance(importer, zipimport.zipimporter):
+            files = vars(importer).get("_files")
+            shared = None if files is None else files is zipimport._zip_directory_cache.get(importer.archive)
+            found.append([key[len(importer.archive):], importer.prefix, list(vars(importer)), shared])
+    return sorted(found)
+
+
 def _module_path(name):
     module = sys.modules.get(name)
     return getattr(module, "__file__", None)
@@ -112,6 +126,9 @@ def main():
         gc_enabled=gc.isenabled(),
         tempdir_cached=__import__("tempfile").tempdir,
         wrapper_code=_wrapper_code(),
+        zip_importers=_zip_importers(),
+        # 3.12+: how the reference count of a preloaded object reads (the runner's are immortal)
+        basic_refcount=sys.getrefcount(AnsibleModule),
     )
     if module.params["mutate"]:
         # Changes a later module must not see.
