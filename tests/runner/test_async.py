@@ -4,16 +4,16 @@ time limit's kill are ansible-core's."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
-import subprocess
 import sys
 
-from test_playbook import RESULTS_CALLBACK, _differences, _normalise
+from test_playbook import _differences, _normalise
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from _playbook_run import run_playbook  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-BIN = os.path.dirname(sys.executable)
 ASYNC = "async (async_wrapper starts the module)"
 MARK = "29.4817"  # a sleep only the time-limited task runs
 PLAY = f"""\
@@ -52,27 +52,16 @@ PLAY = f"""\
 
 def _run(tmp_path, accel: bool):
     tmp_path.mkdir()
-    (tmp_path / "play.yml").write_text(PLAY)
-    (tmp_path / "hosts").write_text("".join(f"a{i} ansible_connection=local ansible_python_interpreter={sys.executable}\n"
-                                            for i in range(2)))
-    stats, results = tmp_path / "stats.json", tmp_path / "results.json"
-    stats.unlink(missing_ok=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
-    env.update(ANSIBLE_CALLBACK_PLUGINS=RESULTS_CALLBACK, ANSIBLE_CALLBACKS_ENABLED="e2e_results",
-               E2E_RESULTS_FILE=str(results), ANSIBLE_NOCOLOR="1", ANSIBLE_ACCEL_STATS=str(stats),
-               ANSIBLE_ASYNC_DIR=str(tmp_path / "jobs"), ANSIBLE_FORKS="2")
-    command = [os.path.join(BIN, "ansible-accel"), "ansible-playbook"] if accel else [os.path.join(BIN, "ansible-playbook")]
-    done = subprocess.run([*command, "-i", str(tmp_path / "hosts"), str(tmp_path / "play.yml")], env=env,
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    report = _normalise(json.loads(results.read_text()))
+    _, results, stats = run_playbook(tmp_path, PLAY, ["a0", "a1"], accel,
+                                     {"ANSIBLE_ASYNC_DIR": str(tmp_path / "jobs"), "ANSIBLE_FORKS": "2"})
+    report = _normalise(results)
     for tasks in report["hosts"].values():
         for task in tasks:
             # the killed job's supervisor pid and the time it was killed are its own; how many
             # polls a job took depends on how long each poll took
             for key in ("child_pid", "stop", "attempts"):
                 task["result"].pop(key, None)
-    return report, (json.loads(stats.read_text()) if accel else None)
+    return report, stats
 
 
 def _sleeping() -> list[int]:

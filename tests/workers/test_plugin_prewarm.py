@@ -4,18 +4,17 @@ that would print is left to the workers."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import subprocess
 import sys
 import threading
 
 import pytest
 
-BIN = os.path.dirname(sys.executable)
 HERE = os.path.dirname(os.path.abspath(__file__))
-RESULTS_CALLBACK = os.path.join(os.path.dirname(os.path.dirname(HERE)), "benches", "e2e", "callback_plugins")
+sys.path.insert(0, os.path.dirname(HERE))
+from _playbook_run import run_playbook  # noqa: E402
+
 DONE = "plugin lookups made before the fork"
 PLAY = """\
 - hosts: all
@@ -40,21 +39,10 @@ _TIMES = re.compile(r"\d+\.\d+s|\d{4}-\d\d-\d\d[ T][\d:.]+")
 
 
 def _run(tmp_path, play: str, accel: bool, *args: str) -> tuple[dict, dict | None, str]:
-    (tmp_path / "play.yml").write_text(play)
-    (tmp_path / "hosts").write_text("".join(f"p{i} ansible_connection=local ansible_python_interpreter={sys.executable}\n"
-                                            for i in range(3)))
-    results, stats = tmp_path / "results.json", tmp_path / "stats.json"
-    stats.unlink(missing_ok=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
-    env.update(ANSIBLE_LIBRARY=os.path.join(HERE, "library"), ANSIBLE_CALLBACK_PLUGINS=RESULTS_CALLBACK,
-               ANSIBLE_CALLBACKS_ENABLED="e2e_results", E2E_RESULTS_FILE=str(results), ANSIBLE_ACCEL_STATS=str(stats),
-               ANSIBLE_NOCOLOR="1", ANSIBLE_FORKS="1")
-    command = [os.path.join(BIN, "ansible-accel"), "ansible-playbook"] if accel else [os.path.join(BIN, "ansible-playbook")]
-    done = subprocess.run([*command, "-i", str(tmp_path / "hosts"), str(tmp_path / "play.yml"), *args], env=env,
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    done, results, stats = run_playbook(tmp_path, play, ["p0", "p1", "p2"], accel,
+                                        {"ANSIBLE_LIBRARY": os.path.join(HERE, "library"), "ANSIBLE_FORKS": "1"}, args)
     output = _TIMES.sub("<time>", done.stdout + "\n--- stderr\n" + done.stderr)
-    return json.loads(results.read_text()), (json.loads(stats.read_text()) if accel else None), output
+    return results, stats, output
 
 
 def _comparable(report: dict) -> dict:
