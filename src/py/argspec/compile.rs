@@ -199,15 +199,39 @@ pub(super) fn argspec_compile<'py>(
             booleans_text,
             no_log_default_strings,
         };
-        match compile_sources(sources, flavor, type_validators) {
-            Ok(compiled) => Ok(Bound::new(py, compiled)?.into_any()),
-            Err(Unhandled(reason)) => Ok(PyString::new(py, reason).into_any()),
-        }
+        let compiled = compile_object(py, sources, flavor, type_validators)?;
+        Ok(compiled_or_reason(py, compiled))
     })
 }
 
+/// A compiled spec as the Python object the glue hands out, or the reason the spec is left
+/// to ansible-core.
+pub(super) type Compiled = Result<Py<CompiledArgSpec>, &'static str>;
+
+/// `compile_sources`, the compiled spec made a Python object.
+pub(super) fn compile_object(
+    py: Python<'_>,
+    sources: [&Bound<'_, PyAny>; 6],
+    flavor: CoreFlavor,
+    type_validators: Bound<'_, PyAny>,
+) -> PyResult<Compiled> {
+    Ok(match compile_sources(sources, flavor, type_validators) {
+        Ok(compiled) => Ok(Py::new(py, compiled)?),
+        Err(Unhandled(reason)) => Err(reason),
+    })
+}
+
+/// What Python is answered for a spec: its compiled form, or the reason (str) it is left to
+/// ansible-core.
+pub(super) fn compiled_or_reason(py: Python<'_>, compiled: Compiled) -> Bound<'_, PyAny> {
+    match compiled {
+        Ok(compiled) => compiled.into_bound(py).into_any(),
+        Err(reason) => PyString::new(py, reason).into_any(),
+    }
+}
+
 /// A spec and its five checks (in `ArgumentSpecValidator` attribute order) compiled.
-pub(super) fn compile_sources(
+fn compile_sources(
     sources: [&Bound<'_, PyAny>; 6],
     flavor: CoreFlavor,
     type_validators: Bound<'_, PyAny>,

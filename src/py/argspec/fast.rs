@@ -21,12 +21,13 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PySet, PyString, PyTuple, PyType};
 
+use super::compile::{compile_object, compiled_or_reason, Compiled};
 use super::fallbacks::{self, FallbackContext, Ran};
 use super::module_attrs::ModuleAttr;
 use super::snapshot::Snapshot;
 use super::{
-    compile_sources, deprecations_to_python, guard, shares_containers, take_saw_tagged, to_value,
-    CompiledArgSpec, Mode,
+    deprecations_to_python, guard, shares_containers, take_saw_tagged, to_value, CompiledArgSpec,
+    Mode,
 };
 use crate::argspec::{CoreFlavor, ErrorKind, Outcome, Unhandled};
 use crate::py::cpython::slots::{self, new_instance_with};
@@ -71,7 +72,7 @@ type Found<'py> = Result<(Py<CompiledArgSpec>, Bound<'py, PyAny>), &'static str>
 
 struct Entry {
     snapshot: Snapshot,
-    compiled: Result<Py<CompiledArgSpec>, &'static str>,
+    compiled: Compiled,
 }
 
 /// One per installed `validate`: what it needs of the running ansible-core.
@@ -97,8 +98,7 @@ pub(super) struct ArgspecFastPath {
     secrets: Option<Py<PyAny>>,
     /// What `register_secrets` is while registering no values does nothing (2.22).
     quiet_registration: Option<QuietRegistration>,
-    booleans_text: String,
-    no_log_default_strings: bool,
+    flavor: CoreFlavor,
     /// Whether `ValidationResult` objects can be made attribute by attribute.
     direct: bool,
     cache: GilCell<rustc_hash::FxHashMap<[usize; 6], Entry>>,
@@ -166,8 +166,10 @@ impl ArgspecFastPath {
             validators_tag: AtomicU64::new(0),
             secrets,
             quiet_registration,
-            booleans_text,
-            no_log_default_strings,
+            flavor: CoreFlavor {
+                booleans_text,
+                no_log_default_strings,
+            },
             direct,
             cache: GilCell::new(Default::default()),
             fallbacks,
@@ -195,10 +197,7 @@ impl ArgspecFastPath {
         validator: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         guard("argspec compile", || {
-            Ok(match self.lookup(validator)? {
-                Ok(compiled) => compiled.into_bound(py).into_any(),
-                Err(reason) => PyString::new(py, reason).into_any(),
-            })
+            Ok(compiled_or_reason(py, self.lookup(validator)?))
         })
     }
 
@@ -238,10 +237,7 @@ impl ArgspecFastPath {
 }
 
 impl ArgspecFastPath {
-    fn lookup(
-        &self,
-        validator: &Bound<'_, PyAny>,
-    ) -> PyResult<Result<Py<CompiledArgSpec>, &'static str>> {
+    fn lookup(&self, validator: &Bound<'_, PyAny>) -> PyResult<Compiled> {
         Ok(self
             .lookup_with_spec(validator)?
             .map(|(compiled, _)| compiled))
@@ -286,16 +282,8 @@ impl ArgspecFastPath {
         let Some(snapshot) = Snapshot::take(py, &roots) else {
             return Ok(Err("spec: nested too deeply"));
         };
-        let flavor = CoreFlavor {
-            booleans_text: self.booleans_text.clone(),
-            no_log_default_strings: self.no_log_default_strings,
-        };
-        let sources: [&Bound<'_, PyAny>; 6] = std::array::from_fn(|i| &found[i]);
-        let compiled = match compile_sources(sources, flavor, self.validators_seen.bind(py).clone())
-        {
-            Ok(compiled) => Ok(Py::new(py, compiled)?),
-            Err(Unhandled(reason)) => Err(reason),
-        };
+        let validators = self.validators_seen.bind(py).clone();
+        let compiled = compile_object(py, roots, self.flavor.clone(), validators)?;
         let answer = compiled
             .as_ref()
             .map(|c| (c.clone_ref(py), found[0].clone()))

@@ -15,7 +15,7 @@ use super::convert::values::{
 use super::cpython::layout;
 use crate::argspec::{CompiledSpec, Context, CoreFlavor, Outcome, Params, Unhandled};
 use checkers::CoreCheckers;
-use compile::{argspec_compile, compile_sources};
+use compile::argspec_compile;
 
 mod checkers;
 mod compile;
