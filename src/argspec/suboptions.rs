@@ -2,6 +2,7 @@
 //! deprecation listings ansible-core makes over the raw parameters, and the validation of
 //! each sub-parameter dict once the top level is done.
 
+use super::prefix::Prefix;
 use super::spec::CompiledSpec;
 use super::validate::{secret_strings, Context, NoLogSource, Outcome};
 
@@ -237,43 +238,5 @@ impl CompiledSpec {
         let slots = self.check_level(params, cx, context, given, out, false)?;
         self.validate_sub_options(params, &slots, cx, prefix, context, out, deferred)?;
         self.share_alias_values(params, shared)
-    }
-}
-
-/// Where a sub-parameter dict is, as ansible-core names it in messages (`a.b[0].`): made
-/// into text only for a message that shows it.
-#[derive(Clone, Copy)]
-pub(super) enum Prefix<'a> {
-    Top,
-    Below {
-        parent: &'a Prefix<'a>,
-        name: &'a str,
-        /// The item's index, for an option holding a list of dicts.
-        index: Option<usize>,
-    },
-}
-
-impl Prefix<'_> {
-    fn text(&self) -> String {
-        let mut text = String::new();
-        self.write(&mut text);
-        text
-    }
-
-    fn write(&self, into: &mut String) {
-        use std::fmt::Write;
-        if let Prefix::Below {
-            parent,
-            name,
-            index,
-        } = self
-        {
-            parent.write(into);
-            into.push_str(name);
-            if let Some(index) = index {
-                let _ = write!(into, "[{index}]");
-            }
-            into.push('.');
-        }
     }
 }

@@ -4,9 +4,9 @@
 use super::checks;
 use super::convert::convert;
 use super::convert::Converted;
+use super::prefix::Prefix;
 use super::spec::TypeKind;
 use super::spec::{CompiledSpec, OptionSpec};
-use super::suboptions::Prefix;
 use super::value::{Params, Value};
 use super::{CoreFlavor, Delegate, Unhandled};
 
