@@ -6,8 +6,9 @@ use pyo3::types::{PyDict, PyString};
 
 use super::{guard, CompiledArgSpec};
 use crate::argspec::{CompiledSpec, CoreFlavor, SpecInput, Unhandled, OPTION_KEYS};
+use crate::py::convert::containers::MAX_DEPTH;
 use crate::py::convert::tagged::{is_exact_or_tagged, take_saw_tagged, Base};
-use crate::py::convert::values::{to_value, Mode, MAX_DEPTH};
+use crate::py::convert::values::{to_value, Mode};
 
 /// `getattr(f, '__name__', str(type(f)))`, as ansible-core names a callable type.
 pub(super) fn callable_name(f: &Bound<'_, PyAny>) -> Result<String, Unhandled> {
