@@ -497,30 +497,9 @@ impl ArgspecFastPath {
         fallback_no_log: Option<&Bound<'py, PyAny>>,
         kept: &[Py<PyAny>],
     ) -> PyResult<Bound<'py, PyAny>> {
-        let unsupported = PySet::empty(py)?;
-        let supported = PyDict::new(py);
-        for group in &out.unsupported {
-            let aliases = PyDict::new(py);
-            for (alias, option) in &group.aliases {
-                aliases.set_item(alias, option)?;
-            }
-            let paths = PySet::empty(py)?;
-            for path in &group.paths {
-                let path = path_object(py, path)?;
-                paths.add(&path)?;
-                supported.set_item(&path, (PyList::new(py, &group.supported)?, aliases.copy()?))?;
-            }
-            // As a set, as ansible-core adds each group: the result set's order follows.
-            unsupported.call_method1(intern!(py, "update"), (paths,))?;
-        }
+        let (unsupported, supported) = unsupported_parameters(py, out)?;
         let no_log = PySet::new(py, out.no_log_values.iter().map(|v| &v.text))?;
-        let warnings = PyList::empty(py);
-        for (option, alias) in &out.alias_warnings {
-            let warning = PyDict::new(py);
-            warning.set_item(intern!(py, "option"), option)?;
-            warning.set_item(intern!(py, "alias"), alias)?;
-            warnings.append(warning)?;
-        }
+        let warnings = alias_warnings(py, out)?;
         let deprecations = deprecations_to_python(py, &out.deprecations)?;
         let aliases = compiled.alias_map.bind(py).copy()?;
         let validated = super::reuse::validated(py, compiled, given, out, kept)?;
@@ -543,16 +522,42 @@ impl ArgspecFastPath {
                 &errors,
             ],
         )?;
+        self.append_errors(&errors, out, &unsupported)?;
+        self.report(py, out, &no_log, fallback_no_log)?;
+        Ok(fields.into_any())
+    }
+
+    /// The core's errors, then the unsupported parameters' error, appended to `errors` as
+    /// ansible-core's validate appends them.
+    fn append_errors(
+        &self,
+        errors: &Bound<'_, PyAny>,
+        out: &Outcome,
+        unsupported: &Bound<'_, PySet>,
+    ) -> PyResult<()> {
+        let py = errors.py();
         let errors_module = self.errors_module.bind(py);
         for (kind, message) in &out.errors {
             let cls = errors_module.getattr(kind.class_name())?;
-            self.append_error(&errors, &cls, message)?;
+            self.append_error(errors, &cls, message)?;
         }
         if !out.unsupported.is_empty() {
-            let message = unsupported_message(&unsupported, out)?;
+            let message = unsupported_message(unsupported, out)?;
             let cls = errors_module.getattr(intern!(py, "UnsupportedError"))?;
-            self.append_error(&errors, &cls, &message)?;
+            self.append_error(errors, &cls, &message)?;
         }
+        Ok(())
+    }
+
+    /// What ansible-core's validate does besides filling the result: the fallbacks' no_log
+    /// values added to `no_log`, `warn()` for sub-option messages, 2.22's secret registration.
+    fn report<'py>(
+        &self,
+        py: Python<'py>,
+        out: &Outcome,
+        no_log: &Bound<'py, PySet>,
+        fallback_no_log: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<()> {
         if let Some(found) = fallback_no_log {
             // Updating with an empty set changes nothing: not called.
             if !found.cast_exact::<PySet>().is_ok_and(|f| f.is_empty()) {
@@ -573,10 +578,10 @@ impl ArgspecFastPath {
             if !(no_log.is_empty() && self.registering_nothing_is_quiet(py, secrets.bind(py))?) {
                 secrets
                     .bind(py)
-                    .call_method1(intern!(py, "register_secrets"), (&no_log,))?;
+                    .call_method1(intern!(py, "register_secrets"), (no_log,))?;
             }
         }
-        Ok(fields.into_any())
+        Ok(())
     }
 }
 
@@ -757,6 +762,42 @@ fn take_added<'py>(
         return Ok(Err("value: container shared between parameters"));
     }
     Ok(Ok(()))
+}
+
+/// `ValidationResult._unsupported_parameters` (each group's paths added as a set, as
+/// ansible-core adds them: the set's order follows) and `_supported_parameters`.
+fn unsupported_parameters<'py>(
+    py: Python<'py>,
+    out: &Outcome,
+) -> PyResult<(Bound<'py, PySet>, Bound<'py, PyDict>)> {
+    let unsupported = PySet::empty(py)?;
+    let supported = PyDict::new(py);
+    for group in &out.unsupported {
+        let aliases = PyDict::new(py);
+        for (alias, option) in &group.aliases {
+            aliases.set_item(alias, option)?;
+        }
+        let paths = PySet::empty(py)?;
+        for path in &group.paths {
+            let path = path_object(py, path)?;
+            paths.add(&path)?;
+            supported.set_item(&path, (PyList::new(py, &group.supported)?, aliases.copy()?))?;
+        }
+        unsupported.call_method1(intern!(py, "update"), (paths,))?;
+    }
+    Ok((unsupported, supported))
+}
+
+/// `ValidationResult._warnings`: one `{'option', 'alias'}` dict per option given under both.
+fn alias_warnings<'py>(py: Python<'py>, out: &Outcome) -> PyResult<Bound<'py, PyList>> {
+    let warnings = PyList::empty(py);
+    for (option, alias) in &out.alias_warnings {
+        let warning = PyDict::new(py);
+        warning.set_item(intern!(py, "option"), option)?;
+        warning.set_item(intern!(py, "alias"), alias)?;
+        warnings.append(warning)?;
+    }
+    Ok(warnings)
 }
 
 /// The no_log values fallbacks found, as the set ansible-core's `set_fallbacks` returns.
