@@ -51,8 +51,6 @@ pub(super) fn spec_input(
     Ok(input)
 }
 
-/// The options of a spec (or of an `options` sub-spec) into `input`.  Callables used as type
-/// are kept in `callables` and their names in the top input, indexed alike at every depth.
 /// Python objects a compiled spec keeps: callables used as type, sub-spec dicts.
 pub(super) struct Kept<'a> {
     callables: &'a mut Vec<Py<PyAny>>,
@@ -68,6 +66,8 @@ pub(super) struct SubObjects {
     defaults: Vec<Option<Py<PyAny>>>,
 }
 
+/// The options of a spec (or of an `options` sub-spec) into `input`.  Callables used as type
+/// are kept in `callables` and their names in the top input, indexed alike at every depth.
 pub(super) fn options_input(
     spec: &Bound<'_, PyAny>,
     input: &mut SpecInput,
@@ -104,69 +104,96 @@ pub(super) fn options_input(
         let option = option
             .cast::<PyDict>()
             .map_err(|_| Unhandled("spec: option not a dict"))?;
-        let at = input.options.len();
         if let Some(defaults) = defaults.as_deref_mut() {
             defaults.push(None);
         }
-        let mut fields = crate::argspec::OptionInput::default();
-        for (key, value) in option.iter() {
-            let key: String = key
-                .extract()
-                .map_err(|_| Unhandled("spec: option key not a str"))?;
-            if key == "default" {
-                if let Some(slot) = defaults.as_deref_mut().and_then(|d| d.last_mut()) {
-                    *slot = Some(value.clone().unbind());
-                }
-            }
-            if !OPTION_KEYS.contains(&key.as_str()) {
-                continue; // never read by ansible-core (`description`, `context`, ...)
-            }
-            if (key == "type" || key == "elements") && value.is_callable() {
-                input
-                    .callable_fields
-                    .insert((at, key.clone()), kept.callables.len());
-                input.callable_names.push(callable_name(&value)?);
-                kept.callables.push(value.unbind());
-                fields.insert(key, None);
-                continue;
-            }
-            if key == "options" && is_exact_or_tagged(&value, Base::Dict) {
-                let mut sub = SpecInput {
-                    source: Some(kept.sub_specs.len()),
-                    ..SpecInput::default()
-                };
-                let number = kept.sub_specs.len();
-                kept.sub_specs.push(value.clone().unbind());
-                kept.sub_options.push(SubObjects::default());
-                let mut own = SubObjects::default();
-                options_input(
-                    &value,
-                    &mut sub,
-                    kept,
-                    Some(&mut own.names),
-                    Some(&mut own.defaults),
-                    depth + 1,
-                )?;
-                kept.sub_options[number] = own;
-                // Names of callables met below belong to the one list every level indexes.
-                input.callable_names.append(&mut sub.callable_names);
-                input.sub_inputs.insert(at, sub);
-                continue;
-            }
-            // Values that end up in the result keep their exact types (a tuple stays opaque).
-            let copied = matches!(
-                key.as_str(),
-                "default"
-                    | "deprecated_aliases"
-                    | "removed_in_version"
-                    | "removed_at_date"
-                    | "removed_from_collection"
-            );
-            let mode = if copied { Mode::Params } else { Mode::Spec };
-            fields.insert(key, to_value(&value, mode, 0).ok());
-        }
+        let default = defaults.as_deref_mut().and_then(|d| d.last_mut());
+        let fields = option_fields(option, input, kept, default, depth)?;
         input.options.push((name, fields));
     }
+    Ok(())
+}
+
+/// The fields of the option that comes next in `input` (its `options` sub-spec compiled into
+/// the input below it); its `default` object kept in `default` when given.
+fn option_fields(
+    option: &Bound<'_, PyDict>,
+    input: &mut SpecInput,
+    kept: &mut Kept<'_>,
+    mut default: Option<&mut Option<Py<PyAny>>>,
+    depth: usize,
+) -> Result<crate::argspec::OptionInput, Unhandled> {
+    let at = input.options.len();
+    let mut fields = crate::argspec::OptionInput::default();
+    for (key, value) in option.iter() {
+        let key: String = key
+            .extract()
+            .map_err(|_| Unhandled("spec: option key not a str"))?;
+        if key == "default" {
+            if let Some(slot) = default.as_deref_mut() {
+                *slot = Some(value.clone().unbind());
+            }
+        }
+        if !OPTION_KEYS.contains(&key.as_str()) {
+            continue; // never read by ansible-core (`description`, `context`, ...)
+        }
+        if (key == "type" || key == "elements") && value.is_callable() {
+            input
+                .callable_fields
+                .insert((at, key.clone()), kept.callables.len());
+            input.callable_names.push(callable_name(&value)?);
+            kept.callables.push(value.unbind());
+            fields.insert(key, None);
+            continue;
+        }
+        if key == "options" && is_exact_or_tagged(&value, Base::Dict) {
+            sub_spec_input(&value, at, input, kept, depth)?;
+            continue;
+        }
+        // Values that end up in the result keep their exact types (a tuple stays opaque).
+        let copied = matches!(
+            key.as_str(),
+            "default"
+                | "deprecated_aliases"
+                | "removed_in_version"
+                | "removed_at_date"
+                | "removed_from_collection"
+        );
+        let mode = if copied { Mode::Params } else { Mode::Spec };
+        fields.insert(key, to_value(&value, mode, 0).ok());
+    }
+    Ok(fields)
+}
+
+/// The `options` sub-spec of option `at` into an input of its own below `input`, its dict
+/// and its objects kept under the next sub-spec number.
+fn sub_spec_input(
+    value: &Bound<'_, PyAny>,
+    at: usize,
+    input: &mut SpecInput,
+    kept: &mut Kept<'_>,
+    depth: usize,
+) -> Result<(), Unhandled> {
+    let number = kept.sub_specs.len();
+    let mut sub = SpecInput {
+        source: Some(number),
+        ..SpecInput::default()
+    };
+    kept.sub_specs.push(value.clone().unbind());
+    kept.sub_options.push(SubObjects::default());
+    let mut own = SubObjects::default();
+    options_input(
+        value,
+        &mut sub,
+        kept,
+        Some(&mut own.names),
+        Some(&mut own.defaults),
+        depth + 1,
+    )?;
+    kept.sub_options[number] = own;
+    // Names of callables met below belong to the one list every level indexes.
+    input.callable_names.append(&mut sub.callable_names);
+    input.sub_inputs.insert(at, sub);
     Ok(())
 }
 
