@@ -9,7 +9,7 @@ use pyo3::types::{PyDict, PyFloat, PyList, PyString};
 
 use super::template::{SubTemplate, SubTemplateSlot, Template};
 use super::{to_python, CompiledArgSpec};
-use crate::argspec::{CompiledSpec, Outcome, Params, Value};
+use crate::argspec::{CompiledSpec, Key, Outcome, Params, Value};
 use crate::py::cpython;
 
 /// The validated parameters as a dict keyed with the spec's own name objects; `given` is the
@@ -494,82 +494,7 @@ fn to_python_reusing<'py>(
         }
         Value::Dict(map) => {
             let given = given.and_then(|g| g.cast_exact::<PyDict>().ok());
-            if let Some(below) = below {
-                if let Some(dict) = below.dict_from_template(py, map, given, strings, kept)? {
-                    return Ok(dict.into_any());
-                }
-            }
-            if let Some(given) = given.filter(|g| below.is_none() && same_flat(g, map)) {
-                // The given dict as it is, of str keys and immutable scalars: its deep copy
-                // is a copy, holding the same objects.
-                return Ok(given.copy()?.into_any());
-            }
-            // A template is made once the spec is used again (as the table of strings is).
-            let keeping = below.filter(|_| strings.is_some());
-            let mut indexes: Vec<Option<u32>> = Vec::new();
-            let mut objects: Vec<Bound<'py, PyAny>> = Vec::new();
-            let dict = PyDict::new(py);
-            // The core's dict starts with the given dict's keys in its order (sub-option
-            // defaults come after): read in step, each checked by name, looked up otherwise.
-            let given_len = given.map_or(0, |g| g.len());
-            let mut in_step = given.map(|g| g.iter());
-            for (position, (key, item)) in map.iter().enumerate() {
-                let at = match (&mut in_step, position < given_len) {
-                    (Some(items), true) => items.next(),
-                    _ => None,
-                };
-                let matched = at.and_then(|(name, object)| {
-                    let name = name.cast_into_exact::<PyString>().ok()?;
-                    str_is(&name, key).then_some((name, object))
-                });
-                let (key_object, was) = match matched {
-                    // The given key object itself, as ansible-core's deep copy keeps it.
-                    Some((name, object)) => (name, Some(object)),
-                    None => {
-                        let key = match strings.and_then(|s| s.get(py, key)) {
-                            Some(found) => found,
-                            None => PyString::new(py, key),
-                        };
-                        // Keys past the given ones were added by the core: not in `given`.
-                        let was = match given {
-                            Some(given) if position < given_len => given.get_item(&key)?,
-                            _ => None,
-                        };
-                        (key, was)
-                    }
-                };
-                // Added by the core (a default, or None): the option's index, for its
-                // default object.
-                let added = below.zip(given).filter(|_| position >= given_len);
-                let (child, default) = match (keeping, added) {
-                    (Some(below), _) | (None, Some((below, _))) => {
-                        let index = below.spec.key_index(key);
-                        if keeping.is_some() {
-                            indexes.push(index.and_then(|i| u32::try_from(i).ok()));
-                        }
-                        let default = match (index, added) {
-                            (Some(index), Some((_, given))) => {
-                                below.default_object(py, index, item, given)?
-                            }
-                            _ => None,
-                        };
-                        (index.and_then(|i| below.child(i)), default)
-                    }
-                    (None, None) => (below.and_then(|b| b.child_named(key)), None),
-                };
-                let object = match default {
-                    Some(default) => default,
-                    None => to_python_reusing(py, item, was.as_ref(), strings, child, kept)?,
-                };
-                dict.set_item(&key_object, &object)?;
-                if keeping.is_some() {
-                    objects.push(object);
-                }
-            }
-            if let Some(below) = keeping {
-                below.keep(py, map, &indexes, &objects, given_len)?;
-            }
-            dict.into_any()
+            dict_reusing(py, map, given, strings, below, kept)?
         }
         Value::List(items) => {
             let given = given.and_then(|g| g.cast_exact::<PyList>().ok());
@@ -589,6 +514,107 @@ fn to_python_reusing<'py>(
         }
         _ => to_python(py, value)?,
     })
+}
+
+/// The key object for `key` and the object given under it: the given dict's own key object
+/// and value when `at` (its entry at the same position) has that name, else the spec's own
+/// string (or a new str) looked up in `given` (`None` past the given keys: the core added
+/// those).
+fn key_and_given<'py>(
+    py: Python<'py>,
+    key: &Key,
+    at: Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>,
+    given: Option<&Bound<'py, PyDict>>,
+    strings: Option<&SpecStrings>,
+) -> PyResult<(Bound<'py, PyString>, Option<Bound<'py, PyAny>>)> {
+    let matched = at.and_then(|(name, object)| {
+        let name = name.cast_into_exact::<PyString>().ok()?;
+        str_is(&name, key).then_some((name, object))
+    });
+    // The given key object itself, as ansible-core's deep copy keeps it.
+    if let Some((name, object)) = matched {
+        return Ok((name, Some(object)));
+    }
+    let key = match strings.and_then(|s| s.get(py, key)) {
+        Some(found) => found,
+        None => PyString::new(py, key),
+    };
+    let was = match given {
+        Some(given) => given.get_item(&key)?,
+        None => None,
+    };
+    Ok((key, was))
+}
+
+/// A dict of the result (the core's `map`), reusing the objects of `given` (the dict the
+/// caller gave there, if any) and, below an option with sub-options, the sub-spec's template
+/// and default objects.
+fn dict_reusing<'py>(
+    py: Python<'py>,
+    map: &Params,
+    given: Option<&Bound<'py, PyDict>>,
+    strings: Option<&SpecStrings>,
+    below: Option<Below<'_>>,
+    kept: &[Py<PyAny>],
+) -> PyResult<Bound<'py, PyAny>> {
+    if let Some(below) = below {
+        if let Some(dict) = below.dict_from_template(py, map, given, strings, kept)? {
+            return Ok(dict.into_any());
+        }
+    }
+    if let Some(given) = given.filter(|g| below.is_none() && same_flat(g, map)) {
+        // The given dict as it is, of str keys and immutable scalars: its deep copy
+        // is a copy, holding the same objects.
+        return Ok(given.copy()?.into_any());
+    }
+    // A template is made once the spec is used again (as the table of strings is).
+    let keeping = below.filter(|_| strings.is_some());
+    let mut indexes: Vec<Option<u32>> = Vec::new();
+    let mut objects: Vec<Bound<'py, PyAny>> = Vec::new();
+    let dict = PyDict::new(py);
+    // The core's dict starts with the given dict's keys in its order (sub-option
+    // defaults come after): read in step, each checked by name, looked up otherwise.
+    let given_len = given.map_or(0, |g| g.len());
+    let mut in_step = given.map(|g| g.iter());
+    for (position, (key, item)) in map.iter().enumerate() {
+        let at = match (&mut in_step, position < given_len) {
+            (Some(items), true) => items.next(),
+            _ => None,
+        };
+        let given_here = given.filter(|_| position < given_len);
+        let (key_object, was) = key_and_given(py, key, at, given_here, strings)?;
+        // Added by the core (a default, or None): the option's index, for its
+        // default object.
+        let added = below.zip(given).filter(|_| position >= given_len);
+        let (child, default) = match (keeping, added) {
+            (Some(below), _) | (None, Some((below, _))) => {
+                let index = below.spec.key_index(key);
+                if keeping.is_some() {
+                    indexes.push(index.and_then(|i| u32::try_from(i).ok()));
+                }
+                let default = match (index, added) {
+                    (Some(index), Some((_, given))) => {
+                        below.default_object(py, index, item, given)?
+                    }
+                    _ => None,
+                };
+                (index.and_then(|i| below.child(i)), default)
+            }
+            (None, None) => (below.and_then(|b| b.child_named(key)), None),
+        };
+        let object = match default {
+            Some(default) => default,
+            None => to_python_reusing(py, item, was.as_ref(), strings, child, kept)?,
+        };
+        dict.set_item(&key_object, &object)?;
+        if keeping.is_some() {
+            objects.push(object);
+        }
+    }
+    if let Some(below) = keeping {
+        below.keep(py, map, &indexes, &objects, given_len)?;
+    }
+    Ok(dict.into_any())
 }
 
 /// A given object or the spec's default object that ansible-core's result would hold for
