@@ -8,6 +8,7 @@
 mod checks;
 pub mod convert;
 mod key;
+mod prefix;
 #[cfg(test)]
 mod proptests;
 mod spec;

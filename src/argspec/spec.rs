@@ -552,29 +552,35 @@ fn removal(fields: &OptionInput) -> Result<Option<Box<Removal>>, Unhandled> {
 
 fn deprecated_aliases(v: &Value) -> Result<Vec<DeprecatedAlias>, Unhandled> {
     const REASON: &str = "spec: deprecated_aliases not a list of dicts with a str name";
-    let entries = match v {
-        Value::None => return Ok(Vec::new()),
-        Value::List(entries) => entries,
-        _ => return Err(Unhandled(REASON)),
-    };
-    entries
-        .iter()
-        .map(|entry| {
-            let Value::Dict(d) = entry else {
-                return Err(Unhandled(REASON));
-            };
-            let Some(Value::Str(name)) = d.get("name") else {
-                return Err(Unhandled(REASON));
-            };
-            let get = |k: &str| d.get(k).cloned().unwrap_or(Value::None);
-            Ok(DeprecatedAlias {
-                name: name.to_string(),
-                version: get("version"),
-                date: get("date"),
-                collection_name: get("collection_name"),
-            })
+    each_entry(v, REASON, |entry| {
+        let Value::Dict(d) = entry else {
+            return Err(Unhandled(REASON));
+        };
+        let Some(Value::Str(name)) = d.get("name") else {
+            return Err(Unhandled(REASON));
+        };
+        let get = |k: &str| d.get(k).cloned().unwrap_or(Value::None);
+        Ok(DeprecatedAlias {
+            name: name.to_string(),
+            version: get("version"),
+            date: get("date"),
+            collection_name: get("collection_name"),
         })
-        .collect()
+    })
+}
+
+/// Each entry of a list through `each`, in order; no entries for `None`, `reason` for
+/// anything but a list.
+fn each_entry<T>(
+    v: &Value,
+    reason: &'static str,
+    each: impl FnMut(&Value) -> Result<T, Unhandled>,
+) -> Result<Vec<T>, Unhandled> {
+    match v {
+        Value::None => Ok(Vec::new()),
+        Value::List(entries) => entries.iter().map(each).collect(),
+        _ => Err(Unhandled(reason)),
+    }
 }
 
 fn choices(v: &Value) -> Result<Option<Vec<Value>>, Unhandled> {
@@ -645,51 +651,36 @@ fn present(v: &Option<Value>) -> Result<&Value, Unhandled> {
 
 fn term_groups(v: &Option<Value>) -> Result<Vec<Vec<String>>, Unhandled> {
     const REASON: &str = "spec: check terms not a list of lists of str";
-    match present(v)? {
-        Value::None => Ok(Vec::new()),
-        Value::List(groups) => groups
-            .iter()
-            .map(|g| match g {
-                Value::List(_) => names(g, REASON).map(Option::unwrap_or_default),
-                _ => Err(Unhandled(REASON)),
-            })
-            .collect(),
+    each_entry(present(v)?, REASON, |g| match g {
+        Value::List(_) => names(g, REASON).map(Option::unwrap_or_default),
         _ => Err(Unhandled(REASON)),
-    }
+    })
 }
 
 fn required_if(v: &Option<Value>) -> Result<Vec<RequiredIf>, Unhandled> {
     const REASON: &str = "spec: required_if entry not [str, value, [str...], bool?]";
-    let entries = match present(v)? {
-        Value::None => return Ok(Vec::new()),
-        Value::List(entries) => entries,
-        _ => return Err(Unhandled(REASON)),
-    };
-    entries
-        .iter()
-        .map(|entry| {
-            let Value::List(parts) = entry else {
-                return Err(Unhandled(REASON));
-            };
-            let (key, value, reqs, any) = match parts.as_slice() {
-                [k, v, r] => (k, v, r, false),
-                [k, v, r, Value::Bool(any)] => (k, v, r, *any),
-                _ => return Err(Unhandled(REASON)),
-            };
-            let Value::Str(key) = key else {
-                return Err(Unhandled(REASON));
-            };
-            if value.scalar_text().is_none() || !matches!(reqs, Value::List(_)) {
-                return Err(Unhandled(REASON));
-            }
-            Ok(RequiredIf {
-                key: key.to_string(),
-                value: value.clone(),
-                requirements: names(reqs, REASON)?.unwrap_or_default(),
-                any,
-            })
+    each_entry(present(v)?, REASON, |entry| {
+        let Value::List(parts) = entry else {
+            return Err(Unhandled(REASON));
+        };
+        let (key, value, reqs, any) = match parts.as_slice() {
+            [k, v, r] => (k, v, r, false),
+            [k, v, r, Value::Bool(any)] => (k, v, r, *any),
+            _ => return Err(Unhandled(REASON)),
+        };
+        let Value::Str(key) = key else {
+            return Err(Unhandled(REASON));
+        };
+        if value.scalar_text().is_none() || !matches!(reqs, Value::List(_)) {
+            return Err(Unhandled(REASON));
+        }
+        Ok(RequiredIf {
+            key: key.to_string(),
+            value: value.clone(),
+            requirements: names(reqs, REASON)?.unwrap_or_default(),
+            any,
         })
-        .collect()
+    })
 }
 
 fn required_by(v: &Option<Value>) -> Result<Vec<(String, Vec<String>)>, Unhandled> {

@@ -2,8 +2,9 @@
 //! deprecation listings ansible-core makes over the raw parameters, and the validation of
 //! each sub-parameter dict once the top level is done.
 
+use super::prefix::Prefix;
 use super::spec::CompiledSpec;
-use super::validate::{secret_strings, Context, NoLogSource, Outcome};
+use super::validate::{secret_strings, Context, Descent, NoLogSource, Outcome};
 
 use super::value::{Params, Value};
 use super::Unhandled;
@@ -119,18 +120,15 @@ impl CompiledSpec {
     }
 
     /// `_validate_sub_spec`: each sub-parameter dict validated like the top level, with the
-    /// options context in messages; alias deprecations are collected into `deferred`.
+    /// options context in messages; alias deprecations are collected into `down.deferred`.
     /// `slots`: where each option is in `params` (`check_level`'s answer).
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn validate_sub_options<'s>(
         &'s self,
         params: &mut Params,
         slots: &[Option<usize>],
         cx: &Context<'_>,
         prefix: Prefix<'_>,
-        context: &mut Vec<&'s str>,
-        out: &mut Outcome,
-        deferred: &mut Vec<Vec<(&'static str, Value)>>,
+        down: &mut Descent<'s, '_>,
     ) -> Result<(), Unhandled> {
         for &index in &self.at.sub {
             let option = &self.options[index];
@@ -152,7 +150,7 @@ impl CompiledSpec {
                 ));
             }
             let listed = option.kind == super::spec::TypeKind::List;
-            context.push(&option.name);
+            down.context.push(&option.name);
             let value = slot.and_then(|p| params.get_index_mut(p)).map(|(_, v)| v);
             match value {
                 Some(Value::Dict(dict)) => {
@@ -161,8 +159,7 @@ impl CompiledSpec {
                         name: &option.name,
                         index: None,
                     };
-                    sub.spec
-                        .validate_sub_dict(dict, cx, prefix, context, out, deferred)?;
+                    sub.spec.validate_sub_dict(dict, cx, prefix, down)?;
                 }
                 Some(Value::List(items)) => {
                     // Every item a dict, or nothing done (no fallback run) before giving up.
@@ -178,13 +175,12 @@ impl CompiledSpec {
                             name: &option.name,
                             index: listed.then_some(at),
                         };
-                        sub.spec
-                            .validate_sub_dict(dict, cx, prefix, context, out, deferred)?;
+                        sub.spec.validate_sub_dict(dict, cx, prefix, down)?;
                     }
                 }
                 _ => return Err(NOT_A_DICT),
             }
-            context.pop();
+            down.context.pop();
         }
         Ok(())
     }
@@ -195,14 +191,12 @@ impl CompiledSpec {
         params: &mut Params,
         cx: &Context<'_>,
         prefix: Prefix<'_>,
-        context: &mut Vec<&'s str>,
-        out: &mut Outcome,
-        deferred: &mut Vec<Vec<(&'static str, Value)>>,
+        down: &mut Descent<'s, '_>,
     ) -> Result<(), Unhandled> {
         if let (Some(source), true) = (self.source, self.has_fallbacks()) {
             let (added, secrets) = cx.delegate.fallbacks(source, params)?;
             params.extend(added.into_iter().map(|(k, v)| (k.into(), v)));
-            out.no_log_values.extend(secrets);
+            down.out.no_log_values.extend(secrets);
         }
         let mut found_deprecated = Vec::new();
         if self.at.deprecated_aliases {
@@ -216,7 +210,7 @@ impl CompiledSpec {
         if !both.is_empty() {
             let prefix = prefix.text();
             for (option, alias) in both {
-                out.warnings_to_emit.push(format!(
+                down.out.warnings_to_emit.push(format!(
                     "Both option {prefix}{option} and its alias {prefix}{alias} are set."
                 ));
             }
@@ -224,56 +218,18 @@ impl CompiledSpec {
         if !found_deprecated.is_empty() {
             let prefix = prefix.text();
             for alias in found_deprecated {
-                deferred.push(super::validate::alias_deprecation(
+                down.deferred.push(super::validate::alias_deprecation(
                     &format!("{prefix}{}", alias.name),
                     alias,
                 ));
             }
         }
-        self.collect_no_log_at(params, &given, out)?;
+        self.collect_no_log_at(params, &given, down.out)?;
         if unknown {
-            self.collect_unsupported(params, context, out);
+            self.collect_unsupported(params, &down.context, down.out);
         }
-        let slots = self.check_level(params, cx, context, given, out, false)?;
-        self.validate_sub_options(params, &slots, cx, prefix, context, out, deferred)?;
+        let slots = self.check_level(params, cx, &down.context, given, down.out, false)?;
+        self.validate_sub_options(params, &slots, cx, prefix, down)?;
         self.share_alias_values(params, shared)
-    }
-}
-
-/// Where a sub-parameter dict is, as ansible-core names it in messages (`a.b[0].`): made
-/// into text only for a message that shows it.
-#[derive(Clone, Copy)]
-pub(super) enum Prefix<'a> {
-    Top,
-    Below {
-        parent: &'a Prefix<'a>,
-        name: &'a str,
-        /// The item's index, for an option holding a list of dicts.
-        index: Option<usize>,
-    },
-}
-
-impl Prefix<'_> {
-    fn text(&self) -> String {
-        let mut text = String::new();
-        self.write(&mut text);
-        text
-    }
-
-    fn write(&self, into: &mut String) {
-        use std::fmt::Write;
-        if let Prefix::Below {
-            parent,
-            name,
-            index,
-        } = self
-        {
-            parent.write(into);
-            into.push_str(name);
-            if let Some(index) = index {
-                let _ = write!(into, "[{index}]");
-            }
-            into.push('.');
-        }
     }
 }

@@ -4,9 +4,9 @@
 use super::checks;
 use super::convert::convert;
 use super::convert::Converted;
+use super::prefix::Prefix;
 use super::spec::TypeKind;
 use super::spec::{CompiledSpec, OptionSpec};
-use super::suboptions::Prefix;
 use super::value::{Params, Value};
 use super::{CoreFlavor, Delegate, Unhandled};
 
@@ -170,6 +170,15 @@ impl NoLogValue {
     }
 }
 
+/// What validating sub-options carries from one level down to the next: the names of the
+/// options above (the context of messages), the outcome being filled, and the alias
+/// deprecations kept for its end.
+pub(super) struct Descent<'s, 'o> {
+    pub(super) context: Vec<&'s str>,
+    pub(super) out: &'o mut Outcome,
+    pub(super) deferred: &'o mut Vec<Vec<(&'static str, Value)>>,
+}
+
 /// Unsupported keys of one parameter dict: each as its path (options context + key; a
 /// single name at top level), with the option names and aliases of the spec it was met in.
 #[derive(Debug, Clone, Default)]
@@ -263,15 +272,12 @@ impl CompiledSpec {
             self.check_level(&mut params, cx, &[], given, &mut out, leave_none_tail)?;
         let mut deferred = Vec::new();
         let slots = std::mem::take(&mut out.option_positions);
-        let done = self.validate_sub_options(
-            &mut params,
-            &slots,
-            cx,
-            Prefix::Top,
-            &mut Vec::new(),
-            &mut out,
-            &mut deferred,
-        );
+        let mut down = Descent {
+            context: Vec::new(),
+            out: &mut out,
+            deferred: &mut deferred,
+        };
+        let done = self.validate_sub_options(&mut params, &slots, cx, Prefix::Top, &mut down);
         out.option_positions = slots;
         done?;
         self.share_alias_values(&mut params, shared)?;

@@ -225,7 +225,6 @@ fn local_header(
     written: &mut WrittenEntry,
     zip64: bool,
 ) -> Result<Vec<u8>, ZipError> {
-    let (dostime, dosdate) = info.dos_stamp();
     let mut extra = info.extra.clone();
     let (mut compress_size, mut file_size) = (
         i128::from(written.compress_size),
@@ -243,22 +242,12 @@ fn local_header(
     }
     let (name, flag_bits) = info.name_and_flags();
     written.flag_bits = flag_bits;
-    let fields: [(&'static str, char, i128); 11] = [
-        ("extract_version", 'B', i128::from(written.extract_version)),
-        ("reserved", 'B', i128::from(info.reserved)),
-        ("flag_bits", 'H', i128::from(flag_bits)),
-        ("compress_type", 'H', i128::from(info.method.code())),
-        ("dostime", 'H', dostime),
-        ("dosdate", 'H', dosdate),
-        ("CRC", 'L', i128::from(written.crc)),
-        ("compress_size", 'L', compress_size),
-        ("file_size", 'L', file_size),
-        ("filename length", 'H', name.len() as i128),
-        ("extra length", 'H', extra.len() as i128),
-    ];
+    let sizes = (compress_size, file_size);
+    let head = [("extract_version", 'B', i128::from(written.extract_version))];
+    let shared = shared_fields(info, (name, flag_bits), written.crc, sizes, &extra);
     let mut header = Vec::with_capacity(30 + name.len() + extra.len());
     header.extend_from_slice(LOCAL_HEADER_SIGNATURE);
-    pack_fields(&mut header, &fields)?;
+    pack_fields(&mut header, &[&head, &shared])?;
     header.extend_from_slice(name);
     header.extend_from_slice(&extra);
     Ok(header)
@@ -272,7 +261,6 @@ fn central_header(
     strip_style: ExtraStripStyle,
 ) -> Result<(), ZipError> {
     let (info, written) = (&entry.info, &entry.written);
-    let (dostime, dosdate) = info.dos_stamp();
     let mut zip64_values: Vec<u64> = Vec::new();
     let (mut file_size, mut compress_size) = (
         i128::from(written.file_size),
@@ -303,7 +291,7 @@ fn central_header(
         extra
     };
     let (name, flag_bits) = info.name_and_flags();
-    let fields: [(&'static str, char, i128); 18] = [
+    let head = [
         (
             "create_version",
             'B',
@@ -315,16 +303,10 @@ fn central_header(
             'B',
             i128::from(written.extract_version.max(min_version)),
         ),
-        ("reserved", 'B', i128::from(info.reserved)),
-        ("flag_bits", 'H', i128::from(flag_bits)),
-        ("compress_type", 'H', i128::from(info.method.code())),
-        ("dostime", 'H', dostime),
-        ("dosdate", 'H', dosdate),
-        ("CRC", 'L', i128::from(written.crc)),
-        ("compress_size", 'L', compress_size),
-        ("file_size", 'L', file_size),
-        ("filename length", 'H', name.len() as i128),
-        ("extra length", 'H', extra.len() as i128),
+    ];
+    let sizes = (compress_size, file_size);
+    let shared = shared_fields(info, (name, flag_bits), written.crc, sizes, &extra);
+    let rest = [
         ("comment length", 'H', info.comment.len() as i128),
         ("disk number", 'H', 0),
         ("internal_attr", 'H', i128::from(info.internal_attr)),
@@ -332,19 +314,47 @@ fn central_header(
         ("header_offset", 'L', header_offset),
     ];
     tail.extend_from_slice(CENTRAL_HEADER_SIGNATURE);
-    pack_fields(tail, &fields)?;
+    pack_fields(tail, &[&head, &shared, &rest])?;
     tail.extend_from_slice(name);
     tail.extend_from_slice(&extra);
     tail.extend_from_slice(&info.comment);
     Ok(())
 }
 
+/// One field of a header: its name (for the error), its `struct` format and its value.
+type Field = (&'static str, char, i128);
+
+/// The fields a local header and a central directory record share, from `reserved` to
+/// `extra length`, with the sizes `(compress_size, file_size)` as the record gives them.
+fn shared_fields(
+    info: &EntryInfo,
+    (name, flag_bits): (&[u8], i64),
+    crc: u32,
+    (compress_size, file_size): (i128, i128),
+    extra: &[u8],
+) -> [Field; 10] {
+    let (dostime, dosdate) = info.dos_stamp();
+    [
+        ("reserved", 'B', i128::from(info.reserved)),
+        ("flag_bits", 'H', i128::from(flag_bits)),
+        ("compress_type", 'H', i128::from(info.method.code())),
+        ("dostime", 'H', dostime),
+        ("dosdate", 'H', dosdate),
+        ("CRC", 'L', i128::from(crc)),
+        ("compress_size", 'L', compress_size),
+        ("file_size", 'L', file_size),
+        ("filename length", 'H', name.len() as i128),
+        ("extra length", 'H', extra.len() as i128),
+    ]
+}
+
 /// Little-endian fields after checking them all in order, as one `struct.pack` call does.
-fn pack_fields(out: &mut Vec<u8>, fields: &[(&'static str, char, i128)]) -> Result<(), ZipError> {
-    for &(field, format, value) in fields {
+fn pack_fields(out: &mut Vec<u8>, groups: &[&[Field]]) -> Result<(), ZipError> {
+    let fields = || groups.iter().flat_map(|group| group.iter());
+    for &(field, format, value) in fields() {
         check_field(field, format, value)?;
     }
-    for &(_, format, value) in fields {
+    for &(_, format, value) in fields() {
         match format {
             'B' => out.push(value as u8),
             'H' => out.extend_from_slice(&(value as u16).to_le_bytes()),

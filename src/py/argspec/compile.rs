@@ -6,8 +6,9 @@ use pyo3::types::{PyDict, PyString};
 
 use super::{guard, CompiledArgSpec};
 use crate::argspec::{CompiledSpec, CoreFlavor, SpecInput, Unhandled, OPTION_KEYS};
+use crate::py::convert::containers::MAX_DEPTH;
 use crate::py::convert::tagged::{is_exact_or_tagged, take_saw_tagged, Base};
-use crate::py::convert::values::{to_value, Mode, MAX_DEPTH};
+use crate::py::convert::values::{to_value, Mode};
 
 /// `getattr(f, '__name__', str(type(f)))`, as ansible-core names a callable type.
 pub(super) fn callable_name(f: &Bound<'_, PyAny>) -> Result<String, Unhandled> {
@@ -50,8 +51,6 @@ pub(super) fn spec_input(
     Ok(input)
 }
 
-/// The options of a spec (or of an `options` sub-spec) into `input`.  Callables used as type
-/// are kept in `callables` and their names in the top input, indexed alike at every depth.
 /// Python objects a compiled spec keeps: callables used as type, sub-spec dicts.
 pub(super) struct Kept<'a> {
     callables: &'a mut Vec<Py<PyAny>>,
@@ -67,6 +66,8 @@ pub(super) struct SubObjects {
     defaults: Vec<Option<Py<PyAny>>>,
 }
 
+/// The options of a spec (or of an `options` sub-spec) into `input`.  Callables used as type
+/// are kept in `callables` and their names in the top input, indexed alike at every depth.
 pub(super) fn options_input(
     spec: &Bound<'_, PyAny>,
     input: &mut SpecInput,
@@ -103,69 +104,96 @@ pub(super) fn options_input(
         let option = option
             .cast::<PyDict>()
             .map_err(|_| Unhandled("spec: option not a dict"))?;
-        let at = input.options.len();
         if let Some(defaults) = defaults.as_deref_mut() {
             defaults.push(None);
         }
-        let mut fields = crate::argspec::OptionInput::default();
-        for (key, value) in option.iter() {
-            let key: String = key
-                .extract()
-                .map_err(|_| Unhandled("spec: option key not a str"))?;
-            if key == "default" {
-                if let Some(slot) = defaults.as_deref_mut().and_then(|d| d.last_mut()) {
-                    *slot = Some(value.clone().unbind());
-                }
-            }
-            if !OPTION_KEYS.contains(&key.as_str()) {
-                continue; // never read by ansible-core (`description`, `context`, ...)
-            }
-            if (key == "type" || key == "elements") && value.is_callable() {
-                input
-                    .callable_fields
-                    .insert((at, key.clone()), kept.callables.len());
-                input.callable_names.push(callable_name(&value)?);
-                kept.callables.push(value.unbind());
-                fields.insert(key, None);
-                continue;
-            }
-            if key == "options" && is_exact_or_tagged(&value, Base::Dict) {
-                let mut sub = SpecInput {
-                    source: Some(kept.sub_specs.len()),
-                    ..SpecInput::default()
-                };
-                let number = kept.sub_specs.len();
-                kept.sub_specs.push(value.clone().unbind());
-                kept.sub_options.push(SubObjects::default());
-                let mut own = SubObjects::default();
-                options_input(
-                    &value,
-                    &mut sub,
-                    kept,
-                    Some(&mut own.names),
-                    Some(&mut own.defaults),
-                    depth + 1,
-                )?;
-                kept.sub_options[number] = own;
-                // Names of callables met below belong to the one list every level indexes.
-                input.callable_names.append(&mut sub.callable_names);
-                input.sub_inputs.insert(at, sub);
-                continue;
-            }
-            // Values that end up in the result keep their exact types (a tuple stays opaque).
-            let copied = matches!(
-                key.as_str(),
-                "default"
-                    | "deprecated_aliases"
-                    | "removed_in_version"
-                    | "removed_at_date"
-                    | "removed_from_collection"
-            );
-            let mode = if copied { Mode::Params } else { Mode::Spec };
-            fields.insert(key, to_value(&value, mode, 0).ok());
-        }
+        let default = defaults.as_deref_mut().and_then(|d| d.last_mut());
+        let fields = option_fields(option, input, kept, default, depth)?;
         input.options.push((name, fields));
     }
+    Ok(())
+}
+
+/// The fields of the option that comes next in `input` (its `options` sub-spec compiled into
+/// the input below it); its `default` object kept in `default` when given.
+fn option_fields(
+    option: &Bound<'_, PyDict>,
+    input: &mut SpecInput,
+    kept: &mut Kept<'_>,
+    mut default: Option<&mut Option<Py<PyAny>>>,
+    depth: usize,
+) -> Result<crate::argspec::OptionInput, Unhandled> {
+    let at = input.options.len();
+    let mut fields = crate::argspec::OptionInput::default();
+    for (key, value) in option.iter() {
+        let key: String = key
+            .extract()
+            .map_err(|_| Unhandled("spec: option key not a str"))?;
+        if key == "default" {
+            if let Some(slot) = default.as_deref_mut() {
+                *slot = Some(value.clone().unbind());
+            }
+        }
+        if !OPTION_KEYS.contains(&key.as_str()) {
+            continue; // never read by ansible-core (`description`, `context`, ...)
+        }
+        if (key == "type" || key == "elements") && value.is_callable() {
+            input
+                .callable_fields
+                .insert((at, key.clone()), kept.callables.len());
+            input.callable_names.push(callable_name(&value)?);
+            kept.callables.push(value.unbind());
+            fields.insert(key, None);
+            continue;
+        }
+        if key == "options" && is_exact_or_tagged(&value, Base::Dict) {
+            sub_spec_input(&value, at, input, kept, depth)?;
+            continue;
+        }
+        // Values that end up in the result keep their exact types (a tuple stays opaque).
+        let copied = matches!(
+            key.as_str(),
+            "default"
+                | "deprecated_aliases"
+                | "removed_in_version"
+                | "removed_at_date"
+                | "removed_from_collection"
+        );
+        let mode = if copied { Mode::Params } else { Mode::Spec };
+        fields.insert(key, to_value(&value, mode, 0).ok());
+    }
+    Ok(fields)
+}
+
+/// The `options` sub-spec of option `at` into an input of its own below `input`, its dict
+/// and its objects kept under the next sub-spec number.
+fn sub_spec_input(
+    value: &Bound<'_, PyAny>,
+    at: usize,
+    input: &mut SpecInput,
+    kept: &mut Kept<'_>,
+    depth: usize,
+) -> Result<(), Unhandled> {
+    let number = kept.sub_specs.len();
+    let mut sub = SpecInput {
+        source: Some(number),
+        ..SpecInput::default()
+    };
+    kept.sub_specs.push(value.clone().unbind());
+    kept.sub_options.push(SubObjects::default());
+    let mut own = SubObjects::default();
+    options_input(
+        value,
+        &mut sub,
+        kept,
+        Some(&mut own.names),
+        Some(&mut own.defaults),
+        depth + 1,
+    )?;
+    kept.sub_options[number] = own;
+    // Names of callables met below belong to the one list every level indexes.
+    input.callable_names.append(&mut sub.callable_names);
+    input.sub_inputs.insert(at, sub);
     Ok(())
 }
 
@@ -199,15 +227,39 @@ pub(super) fn argspec_compile<'py>(
             booleans_text,
             no_log_default_strings,
         };
-        match compile_sources(sources, flavor, type_validators) {
-            Ok(compiled) => Ok(Bound::new(py, compiled)?.into_any()),
-            Err(Unhandled(reason)) => Ok(PyString::new(py, reason).into_any()),
-        }
+        let compiled = compile_object(py, sources, flavor, type_validators)?;
+        Ok(compiled_or_reason(py, compiled))
     })
 }
 
+/// A compiled spec as the Python object the glue hands out, or the reason the spec is left
+/// to ansible-core.
+pub(super) type Compiled = Result<Py<CompiledArgSpec>, &'static str>;
+
+/// `compile_sources`, the compiled spec made a Python object.
+pub(super) fn compile_object(
+    py: Python<'_>,
+    sources: [&Bound<'_, PyAny>; 6],
+    flavor: CoreFlavor,
+    type_validators: Bound<'_, PyAny>,
+) -> PyResult<Compiled> {
+    Ok(match compile_sources(sources, flavor, type_validators) {
+        Ok(compiled) => Ok(Py::new(py, compiled)?),
+        Err(Unhandled(reason)) => Err(reason),
+    })
+}
+
+/// What Python is answered for a spec: its compiled form, or the reason (str) it is left to
+/// ansible-core.
+pub(super) fn compiled_or_reason(py: Python<'_>, compiled: Compiled) -> Bound<'_, PyAny> {
+    match compiled {
+        Ok(compiled) => compiled.into_bound(py).into_any(),
+        Err(reason) => PyString::new(py, reason).into_any(),
+    }
+}
+
 /// A spec and its five checks (in `ArgumentSpecValidator` attribute order) compiled.
-pub(super) fn compile_sources(
+fn compile_sources(
     sources: [&Bound<'_, PyAny>; 6],
     flavor: CoreFlavor,
     type_validators: Bound<'_, PyAny>,

@@ -448,6 +448,64 @@ impl<'py> Environ<'py> {
     }
 }
 
+/// `os.environ.encodekey` and what it gives for the arguments of each plan entry that is an
+/// `env_fallback` of str arguments (no names for any other entry).
+fn encode_args(
+    cx: &FallbackContext,
+    plan: &FallbackPlan,
+    env: &Environ<'_>,
+) -> PyResult<EncodedArgs> {
+    let py = env.data.py();
+    let mut all = Vec::with_capacity(plan.entries.len());
+    for entry in &plan.entries {
+        let mut names = Vec::new();
+        if entry.strategy.bind(py).is(cx.env_fallback.bind(py)) {
+            for name in entry.args.bind(py).iter() {
+                if !name.is_exact_instance_of::<PyString>() {
+                    names.clear();
+                    break;
+                }
+                names.push(cx.encoded_name(&env.encodekey, &name)?.unbind());
+            }
+        }
+        all.push(names);
+    }
+    Ok(EncodedArgs {
+        encodekey: env.encodekey.clone().unbind(),
+        by_entry: all,
+    })
+}
+
+/// `os.environ.decodevalue(raw)`, or the str it made of this very value before; with
+/// `memo` (the memo key and plan entry), what the os module's own decoder makes is kept.
+fn decode_value<'py>(
+    cx: &FallbackContext,
+    plan: &FallbackPlan,
+    memo: Option<((usize, u64, usize), usize)>,
+    env: &Environ<'py>,
+    raw: Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = raw.py();
+    let decoder = env.environ.getattr(intern!(py, "decodevalue"))?;
+    if let Some((memo_key, at)) = memo {
+        if let Some(text) = plan.decoded(memo_key, at, &raw, &decoder) {
+            return Ok(text);
+        }
+    }
+    let text = decoder.call1((&raw,))?;
+    if let Some((memo_key, at)) = memo {
+        if cx.is_os_decoder(&decoder)? && text.is_exact_instance_of::<PyString>() {
+            let decoded = Decoded {
+                raw: raw.unbind(),
+                decoder: decoder.unbind(),
+                text: text.clone().unbind(),
+            };
+            plan.keep_decoded(py, memo_key, at, decoded);
+        }
+    }
+    Ok(text)
+}
+
 /// `env_fallback(*args)` for str arguments: the first name present gives its value
 /// (`Some(Some(value))`), none present is `Some(None)`; `None` when the arguments are not
 /// all str (the function is called).
@@ -463,24 +521,7 @@ fn env_lookup<'py>(
         return Ok(None);
     }
     if plan.encoded.get().is_none() {
-        let mut all = Vec::with_capacity(plan.entries.len());
-        for entry in &plan.entries {
-            let mut names = Vec::new();
-            if entry.strategy.bind(py).is(cx.env_fallback.bind(py)) {
-                for name in entry.args.bind(py).iter() {
-                    if !name.is_exact_instance_of::<PyString>() {
-                        names.clear();
-                        break;
-                    }
-                    names.push(cx.encoded_name(&env.encodekey, &name)?.unbind());
-                }
-            }
-            all.push(names);
-        }
-        let _ = plan.encoded.set(EncodedArgs {
-            encodekey: env.encodekey.clone().unbind(),
-            by_entry: all,
-        });
+        let _ = plan.encoded.set(encode_args(cx, plan, env)?);
     }
     let count = args.len();
     let kept = plan
@@ -512,24 +553,8 @@ fn env_lookup<'py>(
             if let (Some(memo_key), None) = (memo_key, known) {
                 plan.remember(py, memo_key, at, Some(position));
             }
-            let decoder = env.environ.getattr(intern!(py, "decodevalue"))?;
-            if let Some(memo_key) = memo_key {
-                if let Some(text) = plan.decoded(memo_key, at, &raw, &decoder) {
-                    return Ok(Some(Some(text)));
-                }
-            }
-            let text = decoder.call1((&raw,))?;
-            if let Some(memo_key) = memo_key {
-                if cx.is_os_decoder(&decoder)? && text.is_exact_instance_of::<PyString>() {
-                    let decoded = Decoded {
-                        raw: raw.unbind(),
-                        decoder: decoder.unbind(),
-                        text: text.clone().unbind(),
-                    };
-                    plan.keep_decoded(py, memo_key, at, decoded);
-                }
-            }
-            return Ok(Some(Some(text)));
+            let memo = memo_key.map(|key| (key, at));
+            return decode_value(cx, plan, memo, env, raw).map(|text| Some(Some(text)));
         }
     }
     if let (Some(memo_key), None) = (memo_key, known) {

@@ -14,6 +14,7 @@
 //! validate then replays rather than run the fallbacks again (`(reason, None, exception)`
 //! when `set_fallbacks` raised).
 
+use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use pyo3::exceptions::PyException;
@@ -21,14 +22,15 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PySet, PyString, PyTuple, PyType};
 
+use super::compile::{compile_object, compiled_or_reason, Compiled};
 use super::fallbacks::{self, FallbackContext, Ran};
 use super::module_attrs::ModuleAttr;
 use super::snapshot::Snapshot;
 use super::{
-    compile_sources, deprecations_to_python, guard, shares_containers, take_saw_tagged, to_value,
-    CompiledArgSpec, Mode,
+    deprecations_to_python, guard, shares_containers, take_saw_tagged, to_value, CompiledArgSpec,
+    Mode,
 };
-use crate::argspec::{CoreFlavor, ErrorKind, Outcome, Unhandled};
+use crate::argspec::{CoreFlavor, ErrorKind, Outcome, Params, Unhandled};
 use crate::py::cpython::slots::{self, new_instance_with};
 use crate::py::gil_cell::GilCell;
 
@@ -71,7 +73,7 @@ type Found<'py> = Result<(Py<CompiledArgSpec>, Bound<'py, PyAny>), &'static str>
 
 struct Entry {
     snapshot: Snapshot,
-    compiled: Result<Py<CompiledArgSpec>, &'static str>,
+    compiled: Compiled,
 }
 
 /// One per installed `validate`: what it needs of the running ansible-core.
@@ -97,8 +99,7 @@ pub(super) struct ArgspecFastPath {
     secrets: Option<Py<PyAny>>,
     /// What `register_secrets` is while registering no values does nothing (2.22).
     quiet_registration: Option<QuietRegistration>,
-    booleans_text: String,
-    no_log_default_strings: bool,
+    flavor: CoreFlavor,
     /// Whether `ValidationResult` objects can be made attribute by attribute.
     direct: bool,
     cache: GilCell<rustc_hash::FxHashMap<[usize; 6], Entry>>,
@@ -166,8 +167,10 @@ impl ArgspecFastPath {
             validators_tag: AtomicU64::new(0),
             secrets,
             quiet_registration,
-            booleans_text,
-            no_log_default_strings,
+            flavor: CoreFlavor {
+                booleans_text,
+                no_log_default_strings,
+            },
             direct,
             cache: GilCell::new(Default::default()),
             fallbacks,
@@ -195,10 +198,7 @@ impl ArgspecFastPath {
         validator: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         guard("argspec compile", || {
-            Ok(match self.lookup(validator)? {
-                Ok(compiled) => compiled.into_bound(py).into_any(),
-                Err(reason) => PyString::new(py, reason).into_any(),
-            })
+            Ok(compiled_or_reason(py, self.lookup(validator)?))
         })
     }
 
@@ -238,10 +238,7 @@ impl ArgspecFastPath {
 }
 
 impl ArgspecFastPath {
-    fn lookup(
-        &self,
-        validator: &Bound<'_, PyAny>,
-    ) -> PyResult<Result<Py<CompiledArgSpec>, &'static str>> {
+    fn lookup(&self, validator: &Bound<'_, PyAny>) -> PyResult<Compiled> {
         Ok(self
             .lookup_with_spec(validator)?
             .map(|(compiled, _)| compiled))
@@ -286,16 +283,8 @@ impl ArgspecFastPath {
         let Some(snapshot) = Snapshot::take(py, &roots) else {
             return Ok(Err("spec: nested too deeply"));
         };
-        let flavor = CoreFlavor {
-            booleans_text: self.booleans_text.clone(),
-            no_log_default_strings: self.no_log_default_strings,
-        };
-        let sources: [&Bound<'_, PyAny>; 6] = std::array::from_fn(|i| &found[i]);
-        let compiled = match compile_sources(sources, flavor, self.validators_seen.bind(py).clone())
-        {
-            Ok(compiled) => Ok(Py::new(py, compiled)?),
-            Err(Unhandled(reason)) => Err(reason),
-        };
+        let validators = self.validators_seen.bind(py).clone();
+        let compiled = compile_object(py, roots, self.flavor.clone(), validators)?;
         let answer = compiled
             .as_ref()
             .map(|c| (c.clone_ref(py), found[0].clone()))
@@ -373,121 +362,107 @@ impl ArgspecFastPath {
         if compiled.spec.has_fallbacks() {
             // The validator's spec as `lookup` read it (no Python code ran since).
             let spec = argument_spec;
-            let trusted = self.trusted_set_fallbacks.get(py).is_some_and(|trusted| {
-                trusted
-                    .as_ref()
-                    .is_some_and(|t| t.bind(py).is(set_fallbacks))
-            });
-            let mut added = Vec::new();
-            let native = match spec.cast_exact::<PyDict>() {
-                Ok(spec) if trusted => {
-                    fallbacks::set_fallbacks(&self.fallbacks, compiled, spec, &params, &mut added)?
-                }
-                _ => Ran::NotNative,
-            };
-            let given = match (&native, added.is_empty()) {
-                (Ran::Done(_), true) => dict.clone(),
-                _ => {
-                    let given = dict.copy()?;
-                    for (name, value) in &added {
-                        given.set_item(name, value)?;
-                    }
-                    given
-                }
-            };
-            // What is handed back to ansible-core's validate with the fallbacks' results: a
-            // dict of its own (the caller's dict itself would read as "no fallback ran").
-            let handed_back = |given: &Bound<'py, PyDict>| match given.is(dict) {
-                true => dict.copy(),
-                false => Ok(given.clone()),
-            };
-            // The native loop only adds keys (at the end of the copy): the first ones are the
-            // caller's, not looked up again below.
-            let kept = match native {
-                Ran::Done(_) => dict.len(),
-                _ => 0,
-            };
-            // The no_log values the fallbacks found (`None`: none, no set made).
-            let found = match native {
-                Ran::Done(found) => Ok(found.map(Bound::into_any)),
-                Ran::Raised(e) => Err(e),
-                Ran::NotNative => set_fallbacks.call1((&spec, &given)).map(Some),
-            };
-            let found = match found {
-                Ok(found) => found,
-                Err(e) if e.is_instance_of::<PyException>(py) => {
-                    let reason = PyString::new(py, "value: fallback raised");
-                    return Ok((reason, py.None(), e.value(py))
-                        .into_pyobject(py)?
-                        .into_any());
-                }
-                Err(e) => return Err(e),
-            };
-            let gave_up = |reason: &str| -> PyResult<Bound<'py, PyAny>> {
-                Ok((
-                    PyString::new(py, reason),
-                    handed_back(&given)?,
-                    found_set(py, &found)?,
-                )
-                    .into_pyobject(py)?
-                    .into_any())
-            };
-            // Whether a fallback added a dict or list: only one of those can be shared (the
-            // caller's parameters were found sharing none).
-            let mut added_container = false;
-            // After the native loop, what follows the caller's keys is what it added, in
-            // order (it adds only options not given): read from its list rather than by
-            // walking past the caller's entries.
-            let after_kept: Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)> = match kept {
-                0 => given.iter().collect(),
-                _ => added.into_iter().map(|(k, v)| (k.into_any(), v)).collect(),
-            };
-            for (key, value) in after_kept {
-                if kept == 0 && dict.contains(&key)? {
-                    continue;
-                }
-                added_container |= !(value.is_none()
-                    || value.is_exact_instance_of::<PyString>()
-                    || value.is_exact_instance_of::<PyBool>()
-                    || value.is_exact_instance_of::<PyInt>()
-                    || value.is_exact_instance_of::<PyFloat>());
-                let Ok(key) = key.extract::<String>() else {
-                    return gave_up("value: str with surrogates");
-                };
-                match to_value(&value, Mode::Params, 1) {
-                    // An option's name (as a fallback sets): its own key, its hash known.
-                    Ok(value) => match compiled.spec.option_index(&key) {
-                        Some(index) => {
-                            compiled.spec.insert_option(&mut params, index, value);
-                        }
-                        None => {
-                            params.insert(key.into(), value);
-                        }
-                    },
-                    Err(Unhandled(reason)) => return gave_up(reason),
-                };
+            let step = self.run_fallbacks(compiled, dict, spec, set_fallbacks, &mut params)?;
+            match step {
+                ControlFlow::Continue(done) => ran = Some(done),
+                ControlFlow::Break(answer) => return Ok(answer),
             }
-            if take_saw_tagged() {
-                return gave_up("value: tagged fallback value");
-            }
-            if added_container
-                && compiled.spec.has_sub_options()
-                && shares_containers(given.as_any(), &mut Default::default(), 0)
-            {
-                return gave_up("value: container shared between parameters");
-            }
-            ran = Some((given, found, handed_back));
         }
+        self.validate_prepared(compiled, parameters, dict, params, ran, &kept.0)
+    }
+
+    /// ansible-core's `set_fallbacks` (natively while it is the trusted one), and what it
+    /// added taken into `params`; broken off with the answer when a fallback raised or the
+    /// core cannot take what the fallbacks gave.
+    fn run_fallbacks<'py>(
+        &self,
+        compiled: &CompiledArgSpec,
+        dict: &Bound<'py, PyDict>,
+        spec: Bound<'py, PyAny>,
+        set_fallbacks: &Bound<'py, PyAny>,
+        params: &mut Params,
+    ) -> PyResult<ControlFlow<Bound<'py, PyAny>, FallbacksRan<'py>>> {
+        let py = dict.py();
+        let trusted = self.trusted_set_fallbacks.get(py).is_some_and(|trusted| {
+            trusted
+                .as_ref()
+                .is_some_and(|t| t.bind(py).is(set_fallbacks))
+        });
+        let mut added = Vec::new();
+        let native = match spec.cast_exact::<PyDict>() {
+            Ok(spec) if trusted => {
+                fallbacks::set_fallbacks(&self.fallbacks, compiled, spec, params, &mut added)?
+            }
+            _ => Ran::NotNative,
+        };
+        let given = match (&native, added.is_empty()) {
+            (Ran::Done(_), true) => dict.clone(),
+            _ => {
+                let given = dict.copy()?;
+                for (name, value) in &added {
+                    given.set_item(name, value)?;
+                }
+                given
+            }
+        };
+        // The native loop only adds keys (at the end of the copy): the first ones are the
+        // caller's, not looked up again below.
+        let kept = match native {
+            Ran::Done(_) => dict.len(),
+            _ => 0,
+        };
+        // The no_log values the fallbacks found (`None`: none, no set made).
+        let found = match native {
+            Ran::Done(found) => Ok(found.map(Bound::into_any)),
+            Ran::Raised(e) => Err(e),
+            Ran::NotNative => set_fallbacks.call1((&spec, &given)).map(Some),
+        };
+        let found = match found {
+            Ok(found) => found,
+            Err(e) if e.is_instance_of::<PyException>(py) => {
+                let reason = PyString::new(py, "value: fallback raised");
+                let answer = (reason, py.None(), e.value(py)).into_pyobject(py)?;
+                return Ok(ControlFlow::Break(answer.into_any()));
+            }
+            Err(e) => return Err(e),
+        };
+        let ran = FallbacksRan { given, found };
+        // After the native loop, what follows the caller's keys is what it added, in
+        // order (it adds only options not given): read from its list rather than by
+        // walking past the caller's entries.
+        let after_kept: Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)> = match kept {
+            0 => ran.given.iter().collect(),
+            _ => added.into_iter().map(|(k, v)| (k.into_any(), v)).collect(),
+        };
+        let taken = take_added(compiled, dict, &ran.given, after_kept, kept == 0, params)?;
+        if let Err(reason) = taken {
+            return Ok(ControlFlow::Break(ran.gave_up(dict, reason)?));
+        }
+        Ok(ControlFlow::Continue(ran))
+    }
+
+    /// The core's validation of `params` (the fallbacks' results in them when `ran`), and
+    /// the answer: the new result's attributes, or why the core gave up.
+    fn validate_prepared<'py>(
+        &self,
+        compiled: &CompiledArgSpec,
+        parameters: &Bound<'py, PyAny>,
+        dict: &Bound<'py, PyDict>,
+        params: Params,
+        ran: Option<FallbacksRan<'py>>,
+        kept: &[Py<PyAny>],
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = dict.py();
         let checked = ran
             .as_ref()
-            .map_or(parameters.clone(), |(given, _, _)| given.clone().into_any());
+            .map_or(parameters.clone(), |ran| ran.given.clone().into_any());
         let outcome = match compiled.run(py, &checked, params, true)?.0 {
             Ok(out) if !take_saw_tagged() => Ok(out),
             Ok(_) => Err(Unhandled("value: tagged value from a checker")),
             Err(reason) => Err(reason),
         };
-        let out = match (outcome, ran) {
-            (Ok(out), ran) => (out, ran),
+        let out = match (outcome, &ran) {
+            (Ok(out), _) => out,
             // User code (a callable as type) may have run: ansible-core's validate is given
             // the call directly rather than the long way trying the core again.
             (Err(Unhandled(reason)), None) => {
@@ -495,25 +470,16 @@ impl ArgspecFastPath {
                     .into_pyobject(py)?
                     .into_any())
             }
-            (Err(Unhandled(reason)), Some((given, found, handed_back))) => {
-                return Ok((
-                    PyString::new(py, reason),
-                    handed_back(&given)?,
-                    found_set(py, &found)?,
-                )
-                    .into_pyobject(py)?
-                    .into_any())
-            }
+            (Err(Unhandled(reason)), Some(ran)) => return ran.gave_up(dict, reason),
         };
-        let (out, ran) = out;
-        let given = ran.as_ref().map_or(dict, |(given, _, _)| given);
+        let given = ran.as_ref().map_or(dict, |ran| &ran.given);
         let result = self.build_result(
             py,
             compiled,
             &out,
             given,
-            ran.as_ref().and_then(|(_, found, _)| found.as_ref()),
-            &kept.0,
+            ran.as_ref().and_then(|ran| ran.found.as_ref()),
+            kept,
         )?;
         NATIVE_CALLS.fetch_add(1, Ordering::Relaxed);
         Ok(result)
@@ -531,30 +497,9 @@ impl ArgspecFastPath {
         fallback_no_log: Option<&Bound<'py, PyAny>>,
         kept: &[Py<PyAny>],
     ) -> PyResult<Bound<'py, PyAny>> {
-        let unsupported = PySet::empty(py)?;
-        let supported = PyDict::new(py);
-        for group in &out.unsupported {
-            let aliases = PyDict::new(py);
-            for (alias, option) in &group.aliases {
-                aliases.set_item(alias, option)?;
-            }
-            let paths = PySet::empty(py)?;
-            for path in &group.paths {
-                let path = path_object(py, path)?;
-                paths.add(&path)?;
-                supported.set_item(&path, (PyList::new(py, &group.supported)?, aliases.copy()?))?;
-            }
-            // As a set, as ansible-core adds each group: the result set's order follows.
-            unsupported.call_method1(intern!(py, "update"), (paths,))?;
-        }
+        let (unsupported, supported) = unsupported_parameters(py, out)?;
         let no_log = PySet::new(py, out.no_log_values.iter().map(|v| &v.text))?;
-        let warnings = PyList::empty(py);
-        for (option, alias) in &out.alias_warnings {
-            let warning = PyDict::new(py);
-            warning.set_item(intern!(py, "option"), option)?;
-            warning.set_item(intern!(py, "alias"), alias)?;
-            warnings.append(warning)?;
-        }
+        let warnings = alias_warnings(py, out)?;
         let deprecations = deprecations_to_python(py, &out.deprecations)?;
         let aliases = compiled.alias_map.bind(py).copy()?;
         let validated = super::reuse::validated(py, compiled, given, out, kept)?;
@@ -577,16 +522,42 @@ impl ArgspecFastPath {
                 &errors,
             ],
         )?;
+        self.append_errors(&errors, out, &unsupported)?;
+        self.report(py, out, &no_log, fallback_no_log)?;
+        Ok(fields.into_any())
+    }
+
+    /// The core's errors, then the unsupported parameters' error, appended to `errors` as
+    /// ansible-core's validate appends them.
+    fn append_errors(
+        &self,
+        errors: &Bound<'_, PyAny>,
+        out: &Outcome,
+        unsupported: &Bound<'_, PySet>,
+    ) -> PyResult<()> {
+        let py = errors.py();
         let errors_module = self.errors_module.bind(py);
         for (kind, message) in &out.errors {
             let cls = errors_module.getattr(kind.class_name())?;
-            self.append_error(&errors, &cls, message)?;
+            self.append_error(errors, &cls, message)?;
         }
         if !out.unsupported.is_empty() {
-            let message = unsupported_message(&unsupported, out)?;
+            let message = unsupported_message(unsupported, out)?;
             let cls = errors_module.getattr(intern!(py, "UnsupportedError"))?;
-            self.append_error(&errors, &cls, &message)?;
+            self.append_error(errors, &cls, &message)?;
         }
+        Ok(())
+    }
+
+    /// What ansible-core's validate does besides filling the result: the fallbacks' no_log
+    /// values added to `no_log`, `warn()` for sub-option messages, 2.22's secret registration.
+    fn report<'py>(
+        &self,
+        py: Python<'py>,
+        out: &Outcome,
+        no_log: &Bound<'py, PySet>,
+        fallback_no_log: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<()> {
         if let Some(found) = fallback_no_log {
             // Updating with an empty set changes nothing: not called.
             if !found.cast_exact::<PySet>().is_ok_and(|f| f.is_empty()) {
@@ -607,10 +578,10 @@ impl ArgspecFastPath {
             if !(no_log.is_empty() && self.registering_nothing_is_quiet(py, secrets.bind(py))?) {
                 secrets
                     .bind(py)
-                    .call_method1(intern!(py, "register_secrets"), (&no_log,))?;
+                    .call_method1(intern!(py, "register_secrets"), (no_log,))?;
             }
         }
-        Ok(fields.into_any())
+        Ok(())
     }
 }
 
@@ -711,6 +682,122 @@ fn quiet_registration(secrets: &Bound<'_, PyAny>) -> PyResult<Option<QuietRegist
         masker: masker.unbind(),
         method: method.unbind(),
     }))
+}
+
+/// What ansible-core's `set_fallbacks` left for a call.
+struct FallbacksRan<'py> {
+    /// The parameters as checked: the caller's dict when the native loop added nothing,
+    /// else the copy the fallbacks filled.
+    given: Bound<'py, PyDict>,
+    /// The no_log values the fallbacks found (`None`: none, no set made).
+    found: Option<Bound<'py, PyAny>>,
+}
+
+impl<'py> FallbacksRan<'py> {
+    /// The answer when the core gives up after the fallbacks ran: the reason, the fallbacks'
+    /// results and their no_log values, which ansible-core's validate then replays.
+    fn gave_up(&self, dict: &Bound<'py, PyDict>, reason: &str) -> PyResult<Bound<'py, PyAny>> {
+        let py = dict.py();
+        // A dict of its own: the caller's dict itself would read as "no fallback ran".
+        let handed_back = match self.given.is(dict) {
+            true => dict.copy()?,
+            false => self.given.clone(),
+        };
+        Ok((
+            PyString::new(py, reason),
+            handed_back,
+            found_set(py, &self.found)?,
+        )
+            .into_pyobject(py)?
+            .into_any())
+    }
+}
+
+/// The values the fallbacks added (`added`; with `skip_given`, the caller's own keys of `dict`
+/// among them are passed over) converted into `params`; the reason when the core cannot take
+/// them.  `given`: the parameters as the fallbacks left them.
+fn take_added<'py>(
+    compiled: &CompiledArgSpec,
+    dict: &Bound<'py, PyDict>,
+    given: &Bound<'py, PyDict>,
+    added: Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>,
+    skip_given: bool,
+    params: &mut Params,
+) -> PyResult<Result<(), &'static str>> {
+    // Whether a fallback added a dict or list: only one of those can be shared (the
+    // caller's parameters were found sharing none).
+    let mut added_container = false;
+    for (key, value) in added {
+        if skip_given && dict.contains(&key)? {
+            continue;
+        }
+        added_container |= !(value.is_none()
+            || value.is_exact_instance_of::<PyString>()
+            || value.is_exact_instance_of::<PyBool>()
+            || value.is_exact_instance_of::<PyInt>()
+            || value.is_exact_instance_of::<PyFloat>());
+        let Ok(key) = key.extract::<String>() else {
+            return Ok(Err("value: str with surrogates"));
+        };
+        match to_value(&value, Mode::Params, 1) {
+            // An option's name (as a fallback sets): its own key, its hash known.
+            Ok(value) => match compiled.spec.option_index(&key) {
+                Some(index) => {
+                    compiled.spec.insert_option(params, index, value);
+                }
+                None => {
+                    params.insert(key.into(), value);
+                }
+            },
+            Err(Unhandled(reason)) => return Ok(Err(reason)),
+        };
+    }
+    if take_saw_tagged() {
+        return Ok(Err("value: tagged fallback value"));
+    }
+    if added_container
+        && compiled.spec.has_sub_options()
+        && shares_containers(given.as_any(), &mut Default::default(), 0)
+    {
+        return Ok(Err("value: container shared between parameters"));
+    }
+    Ok(Ok(()))
+}
+
+/// `ValidationResult._unsupported_parameters` (each group's paths added as a set, as
+/// ansible-core adds them: the set's order follows) and `_supported_parameters`.
+fn unsupported_parameters<'py>(
+    py: Python<'py>,
+    out: &Outcome,
+) -> PyResult<(Bound<'py, PySet>, Bound<'py, PyDict>)> {
+    let unsupported = PySet::empty(py)?;
+    let supported = PyDict::new(py);
+    for group in &out.unsupported {
+        let aliases = PyDict::new(py);
+        for (alias, option) in &group.aliases {
+            aliases.set_item(alias, option)?;
+        }
+        let paths = PySet::empty(py)?;
+        for path in &group.paths {
+            let path = path_object(py, path)?;
+            paths.add(&path)?;
+            supported.set_item(&path, (PyList::new(py, &group.supported)?, aliases.copy()?))?;
+        }
+        unsupported.call_method1(intern!(py, "update"), (paths,))?;
+    }
+    Ok((unsupported, supported))
+}
+
+/// `ValidationResult._warnings`: one `{'option', 'alias'}` dict per option given under both.
+fn alias_warnings<'py>(py: Python<'py>, out: &Outcome) -> PyResult<Bound<'py, PyList>> {
+    let warnings = PyList::empty(py);
+    for (option, alias) in &out.alias_warnings {
+        let warning = PyDict::new(py);
+        warning.set_item(intern!(py, "option"), option)?;
+        warning.set_item(intern!(py, "alias"), alias)?;
+        warnings.append(warning)?;
+    }
+    Ok(warnings)
 }
 
 /// The no_log values fallbacks found, as the set ansible-core's `set_fallbacks` returns.

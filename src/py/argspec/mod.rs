@@ -6,16 +6,17 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
+use super::convert::containers::SeenContainers;
 use super::convert::kept::{self, KeptAside};
 use super::convert::tagged::{self, is_exact_or_tagged, take_saw_tagged, Base};
 use super::convert::values::{
     deprecations_to_python, shares_containers, to_params_with_room, to_python, to_value,
-    validated_to_python, Mode, SeenContainers,
+    validated_to_python, Mode,
 };
 use super::cpython::layout;
 use crate::argspec::{CompiledSpec, Context, CoreFlavor, Outcome, Params, Unhandled};
 use checkers::CoreCheckers;
-use compile::{argspec_compile, compile_sources};
+use compile::argspec_compile;
 
 mod checkers;
 mod compile;

@@ -7,9 +7,9 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyList, PyString};
 
-use super::template::{SubTemplate, SubTemplateSlot};
+use super::template::{SubTemplate, SubTemplateSlot, Template};
 use super::{to_python, CompiledArgSpec};
-use crate::argspec::{CompiledSpec, Outcome, Params, Value};
+use crate::argspec::{CompiledSpec, Key, Outcome, Params, Value};
 use crate::py::cpython;
 
 /// The validated parameters as a dict keyed with the spec's own name objects; `given` is the
@@ -21,26 +21,49 @@ pub(super) fn validated<'py>(
     out: &Outcome,
     kept: &[Py<PyAny>],
 ) -> PyResult<Bound<'py, PyDict>> {
-    let map = &out.params;
-    // Which option each entry is (by position), from where the core put each option; looked
-    // up by name where the positions do not say.
-    let mut option_at: Vec<Option<usize>> = vec![None; map.len()];
-    let mut placed = out.option_positions.len() == compiled.spec.options.len();
-    // The options without a position are those of `none_tail`, in the same (index) order:
-    // read in step.
-    let mut tail = out.none_tail.iter().peekable();
-    for (index, position) in out.option_positions.iter().enumerate() {
-        match position.map(|p| option_at.get_mut(p)) {
-            Some(Some(slot)) => *slot = Some(index),
-            Some(None) => placed = false,
-            None => placed &= tail.next_if_eq(&&index).is_some(),
+    let (entries, shape) = entries_of(py, compiled, given, out, kept)?;
+    let shape = match shape {
+        Some(mut shape) => {
+            shape.extend(out.none_tail.iter().filter_map(|&i| u32::try_from(i).ok()));
+            if shape.len() != out.params.len() + out.none_tail.len() {
+                return keyed(py, compiled, entries, out);
+            }
+            shape
         }
+        None => return keyed(py, compiled, entries, out),
+    };
+    if let Some((dict, template)) = compiled.template.copy_for(py, &shape)? {
+        fill_from_template(py, compiled, &dict, &template, entries, &shape)?;
+        return Ok(dict);
     }
+    let lasting: Vec<Option<Py<PyAny>>> = entries
+        .iter()
+        .zip(&shape)
+        .map(|((_, object), &index)| lasting(py, compiled, index as usize, object.as_ref()))
+        .collect();
+    let dict = keyed(py, compiled, entries, out)?;
+    compiled
+        .template
+        .record(py, shape, &compiled.names, lasting)?;
+    Ok(dict)
+}
+
+/// A result entry: its key object and its value object (None: Python's None).
+type Entry<'py> = (Bound<'py, PyString>, Option<Bound<'py, PyAny>>);
+
+/// Each entry of the core's map as a key object and value object, and the entries' option
+/// indexes in order (the result's shape; none when a key is not an option's name).
+fn entries_of<'py>(
+    py: Python<'py>,
+    compiled: &CompiledArgSpec,
+    given: &Bound<'py, PyDict>,
+    out: &Outcome,
+    kept: &[Py<PyAny>],
+) -> PyResult<(Vec<Entry<'py>>, Option<Vec<u32>>)> {
+    let map = &out.params;
+    let (option_at, placed) = options_by_position(compiled, out);
     let mut strings = None;
-    // Each entry's key object and value object (None: Python's None), and the entries' option
-    // indexes in order (the result's shape; none when a key is not an option's name).
-    let mut entries: Vec<(Bound<'py, PyString>, Option<Bound<'py, PyAny>>)> =
-        Vec::with_capacity(map.len());
+    let mut entries: Vec<Entry<'py>> = Vec::with_capacity(map.len());
     let mut shape: Option<Vec<u32>> = Some(Vec::with_capacity(map.len() + out.none_tail.len()));
     // The core's map starts with the keys of `given`, in its order (the parameters as given,
     // then any fallbacks set); what it adds comes after.
@@ -95,51 +118,60 @@ pub(super) fn validated<'py>(
         };
         entries.push((key_object, Some(object)));
     }
-    if let Some(shape) = &mut shape {
-        shape.extend(out.none_tail.iter().filter_map(|&i| u32::try_from(i).ok()));
-        if shape.len() != map.len() + out.none_tail.len() {
-            return keyed(py, compiled, entries, out);
+    Ok((entries, shape))
+}
+
+/// Which option each entry of the core's map is (by position), from where the core put each
+/// option, and whether those positions can be trusted (else each is looked up by name).
+fn options_by_position(compiled: &CompiledArgSpec, out: &Outcome) -> (Vec<Option<usize>>, bool) {
+    let mut option_at: Vec<Option<usize>> = vec![None; out.params.len()];
+    let mut placed = out.option_positions.len() == compiled.spec.options.len();
+    // The options without a position are those of `none_tail`, in the same (index) order:
+    // read in step.
+    let mut tail = out.none_tail.iter().peekable();
+    for (index, position) in out.option_positions.iter().enumerate() {
+        match position.map(|p| option_at.get_mut(p)) {
+            Some(Some(slot)) => *slot = Some(index),
+            Some(None) => placed = false,
+            None => placed &= tail.next_if_eq(&&index).is_some(),
         }
     }
-    let Some(shape) = shape else {
-        return keyed(py, compiled, entries, out);
-    };
-    if let Some((dict, template)) = compiled.template.copy_for(py, &shape)? {
-        // The template holds None, or an object every result of its shape may hold there
-        // (see `lasting`): set only what differs.
-        let none = py.None().into_bound(py);
-        let given_entries = entries.len();
-        for (position, (key, object)) in entries.into_iter().enumerate() {
-            let held = template.held(position);
-            match (object, held) {
-                (Some(object), Some(held)) if object.is(held.bind(py)) => {}
-                (Some(object), _) => dict.set_item(key, object)?,
-                (None, Some(_)) => dict.set_item(key, &none)?,
-                (None, None) => {}
-            }
+    (option_at, placed)
+}
+
+/// `dict`, a copy of the template of this `shape`, given the entries' objects: the template
+/// holds None, or an object every result of its shape may hold there (see `lasting`), so only
+/// what differs is set.
+fn fill_from_template<'py>(
+    py: Python<'py>,
+    compiled: &CompiledArgSpec,
+    dict: &Bound<'py, PyDict>,
+    template: &Template,
+    entries: Vec<Entry<'py>>,
+    shape: &[u32],
+) -> PyResult<()> {
+    let none = py.None().into_bound(py);
+    let given_entries = entries.len();
+    for (position, (key, object)) in entries.into_iter().enumerate() {
+        let held = template.held(position);
+        match (object, held) {
+            (Some(object), Some(held)) if object.is(held.bind(py)) => {}
+            (Some(object), _) => dict.set_item(key, object)?,
+            (None, Some(_)) => dict.set_item(key, &none)?,
+            (None, None) => {}
         }
-        // The options of the none tail are None in this result, whatever the template holds
-        // there (a result of the same shape may have had True for an option given then).
-        let held_end = template.held_end();
-        for (position, &index) in shape.iter().enumerate().take(held_end).skip(given_entries) {
-            if template.held(position).is_some() {
-                if let Some(name) = compiled.names.get(index as usize) {
-                    dict.set_item(name.bind(py), &none)?;
-                }
-            }
-        }
-        return Ok(dict);
     }
-    let lasting: Vec<Option<Py<PyAny>>> = entries
-        .iter()
-        .zip(&shape)
-        .map(|((_, object), &index)| lasting(py, compiled, index as usize, object.as_ref()))
-        .collect();
-    let dict = keyed(py, compiled, entries, out)?;
-    compiled
-        .template
-        .record(py, shape, &compiled.names, lasting)?;
-    Ok(dict)
+    // The options of the none tail are None in this result, whatever the template holds
+    // there (a result of the same shape may have had True for an option given then).
+    let held_end = template.held_end();
+    for (position, &index) in shape.iter().enumerate().take(held_end).skip(given_entries) {
+        if template.held(position).is_some() {
+            if let Some(name) = compiled.names.get(index as usize) {
+                dict.set_item(name.bind(py), &none)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `object` (the value of option `index` in a result) if every result may hold that very
@@ -173,7 +205,7 @@ fn index_named(compiled: &CompiledArgSpec, index: u32) -> bool {
 fn keyed<'py>(
     py: Python<'py>,
     compiled: &CompiledArgSpec,
-    entries: Vec<(Bound<'py, PyString>, Option<Bound<'py, PyAny>>)>,
+    entries: Vec<Entry<'py>>,
     out: &Outcome,
 ) -> PyResult<Bound<'py, PyDict>> {
     let dict = PyDict::new(py);
@@ -462,82 +494,7 @@ fn to_python_reusing<'py>(
         }
         Value::Dict(map) => {
             let given = given.and_then(|g| g.cast_exact::<PyDict>().ok());
-            if let Some(below) = below {
-                if let Some(dict) = below.dict_from_template(py, map, given, strings, kept)? {
-                    return Ok(dict.into_any());
-                }
-            }
-            if let Some(given) = given.filter(|g| below.is_none() && same_flat(g, map)) {
-                // The given dict as it is, of str keys and immutable scalars: its deep copy
-                // is a copy, holding the same objects.
-                return Ok(given.copy()?.into_any());
-            }
-            // A template is made once the spec is used again (as the table of strings is).
-            let keeping = below.filter(|_| strings.is_some());
-            let mut indexes: Vec<Option<u32>> = Vec::new();
-            let mut objects: Vec<Bound<'py, PyAny>> = Vec::new();
-            let dict = PyDict::new(py);
-            // The core's dict starts with the given dict's keys in its order (sub-option
-            // defaults come after): read in step, each checked by name, looked up otherwise.
-            let given_len = given.map_or(0, |g| g.len());
-            let mut in_step = given.map(|g| g.iter());
-            for (position, (key, item)) in map.iter().enumerate() {
-                let at = match (&mut in_step, position < given_len) {
-                    (Some(items), true) => items.next(),
-                    _ => None,
-                };
-                let matched = at.and_then(|(name, object)| {
-                    let name = name.cast_into_exact::<PyString>().ok()?;
-                    str_is(&name, key).then_some((name, object))
-                });
-                let (key_object, was) = match matched {
-                    // The given key object itself, as ansible-core's deep copy keeps it.
-                    Some((name, object)) => (name, Some(object)),
-                    None => {
-                        let key = match strings.and_then(|s| s.get(py, key)) {
-                            Some(found) => found,
-                            None => PyString::new(py, key),
-                        };
-                        // Keys past the given ones were added by the core: not in `given`.
-                        let was = match given {
-                            Some(given) if position < given_len => given.get_item(&key)?,
-                            _ => None,
-                        };
-                        (key, was)
-                    }
-                };
-                // Added by the core (a default, or None): the option's index, for its
-                // default object.
-                let added = below.zip(given).filter(|_| position >= given_len);
-                let (child, default) = match (keeping, added) {
-                    (Some(below), _) | (None, Some((below, _))) => {
-                        let index = below.spec.key_index(key);
-                        if keeping.is_some() {
-                            indexes.push(index.and_then(|i| u32::try_from(i).ok()));
-                        }
-                        let default = match (index, added) {
-                            (Some(index), Some((_, given))) => {
-                                below.default_object(py, index, item, given)?
-                            }
-                            _ => None,
-                        };
-                        (index.and_then(|i| below.child(i)), default)
-                    }
-                    (None, None) => (below.and_then(|b| b.child_named(key)), None),
-                };
-                let object = match default {
-                    Some(default) => default,
-                    None => to_python_reusing(py, item, was.as_ref(), strings, child, kept)?,
-                };
-                dict.set_item(&key_object, &object)?;
-                if keeping.is_some() {
-                    objects.push(object);
-                }
-            }
-            if let Some(below) = keeping {
-                below.keep(py, map, &indexes, &objects, given_len)?;
-            }
-            dict.into_any()
+            dict_reusing(py, map, given, strings, below, kept)?
         }
         Value::List(items) => {
             let given = given.and_then(|g| g.cast_exact::<PyList>().ok());
@@ -557,6 +514,107 @@ fn to_python_reusing<'py>(
         }
         _ => to_python(py, value)?,
     })
+}
+
+/// The key object for `key` and the object given under it: the given dict's own key object
+/// and value when `at` (its entry at the same position) has that name, else the spec's own
+/// string (or a new str) looked up in `given` (`None` past the given keys: the core added
+/// those).
+fn key_and_given<'py>(
+    py: Python<'py>,
+    key: &Key,
+    at: Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>,
+    given: Option<&Bound<'py, PyDict>>,
+    strings: Option<&SpecStrings>,
+) -> PyResult<(Bound<'py, PyString>, Option<Bound<'py, PyAny>>)> {
+    let matched = at.and_then(|(name, object)| {
+        let name = name.cast_into_exact::<PyString>().ok()?;
+        str_is(&name, key).then_some((name, object))
+    });
+    // The given key object itself, as ansible-core's deep copy keeps it.
+    if let Some((name, object)) = matched {
+        return Ok((name, Some(object)));
+    }
+    let key = match strings.and_then(|s| s.get(py, key)) {
+        Some(found) => found,
+        None => PyString::new(py, key),
+    };
+    let was = match given {
+        Some(given) => given.get_item(&key)?,
+        None => None,
+    };
+    Ok((key, was))
+}
+
+/// A dict of the result (the core's `map`), reusing the objects of `given` (the dict the
+/// caller gave there, if any) and, below an option with sub-options, the sub-spec's template
+/// and default objects.
+fn dict_reusing<'py>(
+    py: Python<'py>,
+    map: &Params,
+    given: Option<&Bound<'py, PyDict>>,
+    strings: Option<&SpecStrings>,
+    below: Option<Below<'_>>,
+    kept: &[Py<PyAny>],
+) -> PyResult<Bound<'py, PyAny>> {
+    if let Some(below) = below {
+        if let Some(dict) = below.dict_from_template(py, map, given, strings, kept)? {
+            return Ok(dict.into_any());
+        }
+    }
+    if let Some(given) = given.filter(|g| below.is_none() && same_flat(g, map)) {
+        // The given dict as it is, of str keys and immutable scalars: its deep copy
+        // is a copy, holding the same objects.
+        return Ok(given.copy()?.into_any());
+    }
+    // A template is made once the spec is used again (as the table of strings is).
+    let keeping = below.filter(|_| strings.is_some());
+    let mut indexes: Vec<Option<u32>> = Vec::new();
+    let mut objects: Vec<Bound<'py, PyAny>> = Vec::new();
+    let dict = PyDict::new(py);
+    // The core's dict starts with the given dict's keys in its order (sub-option
+    // defaults come after): read in step, each checked by name, looked up otherwise.
+    let given_len = given.map_or(0, |g| g.len());
+    let mut in_step = given.map(|g| g.iter());
+    for (position, (key, item)) in map.iter().enumerate() {
+        let at = match (&mut in_step, position < given_len) {
+            (Some(items), true) => items.next(),
+            _ => None,
+        };
+        let given_here = given.filter(|_| position < given_len);
+        let (key_object, was) = key_and_given(py, key, at, given_here, strings)?;
+        // Added by the core (a default, or None): the option's index, for its
+        // default object.
+        let added = below.zip(given).filter(|_| position >= given_len);
+        let (child, default) = match (keeping, added) {
+            (Some(below), _) | (None, Some((below, _))) => {
+                let index = below.spec.key_index(key);
+                if keeping.is_some() {
+                    indexes.push(index.and_then(|i| u32::try_from(i).ok()));
+                }
+                let default = match (index, added) {
+                    (Some(index), Some((_, given))) => {
+                        below.default_object(py, index, item, given)?
+                    }
+                    _ => None,
+                };
+                (index.and_then(|i| below.child(i)), default)
+            }
+            (None, None) => (below.and_then(|b| b.child_named(key)), None),
+        };
+        let object = match default {
+            Some(default) => default,
+            None => to_python_reusing(py, item, was.as_ref(), strings, child, kept)?,
+        };
+        dict.set_item(&key_object, &object)?;
+        if keeping.is_some() {
+            objects.push(object);
+        }
+    }
+    if let Some(below) = keeping {
+        below.keep(py, map, &indexes, &objects, given_len)?;
+    }
+    Ok(dict.into_any())
 }
 
 /// A given object or the spec's default object that ansible-core's result would hold for

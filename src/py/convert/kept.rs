@@ -4,7 +4,7 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
 
-use super::values::{SeenContainers, MAX_DEPTH, SHARED};
+use super::containers::{SeenContainers, MAX_DEPTH, SHARED};
 use crate::argspec::{TypeKind, Unhandled, Value};
 
 /// Lists and dicts kept aside while converting parameters (`Value::Kept`), by slot: each as the

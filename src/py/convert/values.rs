@@ -6,12 +6,10 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
+use super::containers::{SeenContainers, MAX_DEPTH, SHARED};
 use super::kept::KeptAside;
 use super::tagged::{is_exact_or_tagged, tagged_base, Base};
 use crate::argspec::{CompiledSpec, Params, Unhandled, Value};
-
-/// Nesting deeper than this is left to ansible-core (and stops reference cycles).
-pub(crate) const MAX_DEPTH: usize = 64;
 
 /// Spec values may be tuples (read as lists); parameters must be exactly list/dict/scalars,
 /// since the result has to be what `deepcopy` would give.
@@ -28,8 +26,6 @@ pub(crate) fn to_value(
 ) -> Result<Value, Unhandled> {
     to_value_in(obj, mode, depth, &mut None)
 }
-
-pub(crate) const SHARED: Unhandled = Unhandled("value: container shared between parameters");
 
 /// `to_value`; with `seen`, every dict and list met is noted there, and one met twice is
 /// refused (what `shares_containers` finds, found in the same walk).
@@ -129,42 +125,6 @@ pub(crate) fn to_value_for(
             keep,
         )
         .map(Value::Dict),
-    }
-}
-
-/// The containers met so far: a short array searched in order (parameters hold a few; no
-/// allocation), a hash set past that.
-#[derive(Default)]
-pub(crate) struct SeenContainers {
-    few: [usize; SeenContainers::FEW],
-    count: usize,
-    many: rustc_hash::FxHashSet<usize>,
-}
-
-impl SeenContainers {
-    const FEW: usize = 32;
-
-    /// Adds `address`; false if it was there already.
-    pub(crate) fn insert(&mut self, address: usize) -> bool {
-        let few = &self.few[..self.count.min(Self::FEW)];
-        if few.contains(&address) || (!self.many.is_empty() && self.many.contains(&address)) {
-            return false;
-        }
-        if self.count < Self::FEW {
-            self.few[self.count] = address;
-            self.count += 1;
-        } else {
-            self.many.insert(address);
-        }
-        true
-    }
-
-    /// Every address added.
-    pub(crate) fn addresses(&self) -> impl Iterator<Item = usize> + '_ {
-        self.few[..self.count.min(Self::FEW)]
-            .iter()
-            .copied()
-            .chain(self.many.iter().copied())
     }
 }
 

@@ -68,6 +68,14 @@ fn scan<T: Send>(py: Python<'_>, text: &Text<'_>, f: impl Send + FnOnce(&[u8]) -
 /// one with automata for every form.
 pub(crate) type Source<'a> = &'a dyn Fn(Option<usize>) -> Result<Snapshot, MaskError>;
 
+/// The snapshots of the engine behind `engine` (a matcher or a registry), each taken under its
+/// lock: what either Python class searches with.
+fn snapshots_of<E: Searchable>(
+    engine: &Mutex<E>,
+) -> impl Fn(Option<usize>) -> Result<Snapshot, MaskError> + '_ {
+    move |len| locked(engine).snapshot_for(len)
+}
+
 /// Run `search` on a quick snapshot, and again on a complete one if the quick one could not
 /// answer; `None` when nothing is registered.
 fn search<T: Send>(
@@ -190,7 +198,7 @@ impl PySecretMatcher {
     /// Every occurrence as `(start, end)` code-point spans, overlapping ones included, in the
     /// order 2.22's matcher gives them.
     fn spans<'py>(&self, value: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyList>> {
-        guarded(|| spans_with(&|len| locked(&self.inner).snapshot_for(len), value, true))
+        guarded(|| spans_with(&snapshots_of(&self.inner), value, true))
     }
 
     fn mask<'py>(
@@ -198,13 +206,7 @@ impl PySecretMatcher {
         value: &Bound<'py, PyString>,
         placeholder: &Bound<'py, PyString>,
     ) -> PyResult<Bound<'py, PyString>> {
-        guarded(|| {
-            mask_with(
-                &|len| locked(&self.inner).snapshot_for(len),
-                value,
-                placeholder,
-            )
-        })
+        guarded(|| mask_with(&snapshots_of(&self.inner), value, placeholder))
     }
 
     fn __contains__(&self, word: &Bound<'_, PyString>) -> PyResult<bool> {
@@ -265,18 +267,12 @@ impl PySecretRegistry {
         value: &Bound<'py, PyString>,
         placeholder: &Bound<'py, PyString>,
     ) -> PyResult<Bound<'py, PyString>> {
-        guarded(|| {
-            mask_with(
-                &|len| locked(&self.inner).snapshot_for(len),
-                value,
-                placeholder,
-            )
-        })
+        guarded(|| mask_with(&snapshots_of(&self.inner), value, placeholder))
     }
 
     /// Every occurrence as sorted `(start, end)` code-point spans.
     fn spans<'py>(&self, value: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyList>> {
-        guarded(|| spans_with(&|len| locked(&self.inner).snapshot_for(len), value, false))
+        guarded(|| spans_with(&snapshots_of(&self.inner), value, false))
     }
 
     /// The registered secrets present in a JSON document, as their literal values.
@@ -345,11 +341,11 @@ fn mask_object_walk<'py>(
             masked
         };
         if let Ok(registry) = engine.cast::<PySecretRegistry>() {
-            let registry = registry.get();
-            run(&|len| locked(&registry.inner).snapshot_for(len))
+            run(&snapshots_of(&registry.get().inner))
         } else {
-            let matcher = engine.cast::<PySecretMatcher>()?.get();
-            run(&|len| locked(&matcher.inner).snapshot_for(len))
+            run(&snapshots_of(
+                &engine.cast::<PySecretMatcher>()?.get().inner,
+            ))
         }
     })
 }
