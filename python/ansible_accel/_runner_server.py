@@ -591,7 +591,7 @@ def _make_immortal(gc):
     marks its own singletons and interned strings (CPython 3.12 and 3.13 only, where that
     is a reference count the reference operations leave alone).  A child then writes no
     reference count of the preloaded heap, so the pages it shares with the runner stay
-    shared (each written one is copied, about a fifth of a small module's CPU).  Nothing
+    shared (each written one is copied: docs/runner.md gives the pages and CPU saved).  Nothing
     changes for the objects a module makes, nor for what it can see of the preloaded ones,
     but ``sys.getrefcount`` of them; they were never freed in a child anyway (see
     ``_finish``)."""
