@@ -39,11 +39,14 @@ def inventory(tmp_path, names) -> str:
 
 
 def run(tmp_path, play: str, hosts, *, off: bool, forks: int = 3, interrupt_when: tuple[str, ...] = (),
-        interrupt_after: float = 0.5, timeout: float = 120) -> Run:
+        interrupt_after: float = 0.5, interrupt_running: tuple[str, int] | None = None, timeout: float = 120) -> Run:
     """``ansible-accel ansible-playbook`` of ``play`` on local ``hosts``; with ``off`` the
     ``controller`` and ``workers`` paths switched off.  With ``interrupt_when``: SIGINT to the
     run's process group, as a terminal's Ctrl-C, ``interrupt_after`` seconds after all those
-    texts have been printed."""
+    texts have been printed and, with ``interrupt_running`` (a command line and a count), once
+    that many processes of the run have that command line: the moment modules are running is
+    then seen, not guessed, however loaded the machine.  Processes the run leaves are killed
+    after they have been noted."""
     work = tmp_path / ("off" if off else "on")
     work.mkdir(exist_ok=True)
     (tmp_path / "play.yml").write_text(play)  # one path for both runs: printed in error messages
@@ -69,8 +72,8 @@ def run(tmp_path, play: str, hosts, *, off: bool, forks: int = 3, interrupt_when
     err_thread.start()
     deadline = time.monotonic() + timeout
     if interrupt_when:
-        while (not all(text in "".join(out) for text in interrupt_when) and process.poll() is None
-               and time.monotonic() < deadline):
+        while (not (all(text in "".join(out) for text in interrupt_when) and _running(process.pid, interrupt_running))
+               and process.poll() is None and time.monotonic() < deadline):
             time.sleep(0.05)
         time.sleep(interrupt_after)
         os.killpg(process.pid, signal.SIGINT)
@@ -88,6 +91,11 @@ def run(tmp_path, play: str, hosts, *, off: bool, forks: int = 3, interrupt_when
     reader.join(10)
     err_thread.join(10)
     left = _left(seen)
+    for entry in left:
+        try:
+            os.kill(int(entry.split()[0]), signal.SIGKILL)
+        except ProcessLookupError:
+            pass
     report = json.loads(results.read_text()) if results.exists() else None
     if report:
         for tasks in report["hosts"].values():
@@ -116,6 +124,13 @@ def _descendants(pid: int) -> list[int]:
             found += children
             queue += children
     return found
+
+
+def _running(pid: int, wanted: tuple[str, int] | None) -> bool:
+    if wanted is None:
+        return True
+    command, count = wanted
+    return sum(_command(child) == command for child in _descendants(pid)) >= count
 
 
 def _command(pid: int) -> str:

@@ -46,7 +46,7 @@ def _same(on, off, free: tuple[str, ...] = ()) -> None:
     assert _support.canonical_events(on.events, free) == _support.canonical_events(off.events, free)
     assert _support.printed(on.stdout, free) == _support.printed(off.stdout, free)
     assert _errors(on.stderr) == _errors(off.stderr)
-    assert on.left == [] and off.left == []
+    assert (on.left, off.left) == ([], [])
     assert on.stats["controller"]["active"] is True and on.stats["workers"]["active"] is True
     assert off.stats["controller"]["active"] is False and off.stats["workers"]["active"] is False
 
@@ -80,8 +80,12 @@ def test_a_worker_that_exits_without_a_result_free(tmp_path):
 
 
 def test_ctrl_c_mid_task(tmp_path):
-    off = run(tmp_path, INTERRUPTED, HOSTS, off=True, interrupt_when=("TASK [slow]",), interrupt_after=1.0)
-    on = run(tmp_path, INTERRUPTED, HOSTS, off=False, interrupt_when=("TASK [slow]",), interrupt_after=1.0)
+    # Ctrl-C while every host's module runs its command
+    running = ("sleep 60", len(HOSTS))
+    off = run(tmp_path, INTERRUPTED, HOSTS, off=True, interrupt_when=("TASK [slow]",), interrupt_after=0.2,
+              interrupt_running=running)
+    on = run(tmp_path, INTERRUPTED, HOSTS, off=False, interrupt_when=("TASK [slow]",), interrupt_after=0.2,
+             interrupt_running=running)
     _same(on, off)
     assert on.returncode == 99 and "User interrupted execution" in on.stderr
     assert "never" not in on.stdout
