@@ -6,7 +6,11 @@ standard library (docs/runner-ssh.md).
 packed on standard input: it makes the private directories ``REMOTE_TMP/ansible-accel-UID/RUN``
 (mode 0700, checked with ``lstat``: a directory, the user's, not a link, nobody else's access)
 and ``.../RUN/KEY`` (new, 0700), writes each file in it with ``O_EXCL | O_NOFOLLOW`` and mode
-0600, and prints one JSON line: ``{"ok": true, "dir": ...}`` or ``{"ok": false, "reason": ...}``.
+0600, and prints one JSON line: ``{"ok": true, "dir": ..., "client": ...}`` or ``{"ok": false,
+"reason": ...}``.  Among the files may be ``client``, the native client program: it is made
+executable (0700) and kept only if it runs here and answers its probe (this machine's
+architecture and C library, a remote tmp that allows executing files); ``client`` in the answer
+says which client the host's modules go through, ``native`` or ``python`` (``client.py``).
 
 This file, shipped as ``remote.py``, is then run as ``PYTHON -I -S DIR/remote.py DIR IDLE``
 through an SSH command whose standard input carries no data and ends when the controller's run
@@ -74,7 +78,29 @@ try:
         say(ok=False, reason="the runner's files arrived cut short")
 except OSError as ex:
     say(ok=False, reason="the remote tmp is not usable: " + (ex.strerror or type(ex).__name__), path=str(ex.filename))
-say(ok=True, dir=rdir)
+client, native = os.path.join(rdir, "client"), False
+if os.path.exists(client):
+    try:
+        os.chmod(client, 0o700)
+        out, (read, write) = b"", os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.close(read)
+                os.dup2(write, 1)
+                os.execv(client, [client, "--probe"])
+            finally:
+                os._exit(127)
+        os.close(write)
+        while chunk := os.read(read, 64):
+            out += chunk
+        os.close(read)
+        native = os.waitpid(pid, 0)[1] == 0 and out == b"ansible-accel-run 1\n"  # protocol version 1
+    except OSError:
+        pass
+    if not native:
+        os.unlink(client)
+say(ok=True, dir=rdir, client="native" if native else "python")
 """
 
 SOCKET = "r.sock"

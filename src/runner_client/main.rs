@@ -6,6 +6,8 @@
 //! from them.  Until the runner says it started that process, any failure makes the client exec
 //! INTERPRETER itself (the ordinary way), so the module runs exactly once.  After that the
 //! client never execs: it forwards signals, waits, and ends as the module's process ended.
+//! Started as `/dev/fd/N` (from a descriptor its shell opened, as the remote runner's command
+//! does), it closes descriptor N first.
 //!
 //! build.rs compiles this file alone with plain rustc: std, the protocol file and the few libc
 //! calls std does not offer, declared in `sys`.  `no_main`, because std's own start-up ignores
@@ -50,6 +52,12 @@ extern "C" fn main(argc: c_int, argv: *const *const c_char, envp: *const *const 
         let _ = io::stderr().write_all(b"usage: ansible-accel-run SOCKET INTERPRETER [ARG...]\n");
         return 2;
     }
+    if let Some(fd) = opened_by_shell(arg(0)) {
+        // Run from a descriptor its shell opened (the remote runner's command): the module, run
+        // through the runner or the ordinary way, must not inherit it.
+        // SAFETY: the shell opened this descriptor for the client alone; nothing else owns it.
+        drop(unsafe { OwnedFd::from_raw_fd(fd) });
+    }
     // SAFETY: argv has argc + 1 entries, so argv + 2 is `[INTERPRETER, ARG..., NULL]`.
     let run = Run {
         socket: arg(1),
@@ -66,6 +74,16 @@ extern "C" fn main(argc: c_int, argv: *const *const c_char, envp: *const *const 
         Ok(started) => wait_for_module(started, &original),
         Err(reason) => fall_back(&run, &original, &reason),
     }
+}
+
+/// N when the client was started as `/dev/fd/N` (N above the standard descriptors).
+fn opened_by_shell(argv0: &[u8]) -> Option<RawFd> {
+    let digits = argv0.strip_prefix(b"/dev/fd/")?;
+    if digits.is_empty() || digits.len() > 9 || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let fd = std::str::from_utf8(digits).ok()?.parse::<RawFd>().ok()?;
+    (fd > 2).then_some(fd)
 }
 
 /// The command line and environment as the client received them.

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import tempfile
 import time
 
 import pytest
@@ -28,20 +30,24 @@ def wait_no_python(sshd, seconds: float = 60) -> list[str]:
     return left
 
 
-@pytest.mark.parametrize("pipelining", [False, True], ids=["files", "pipelining"])
-def test_results_are_the_same_with_the_remote_runner(sshd, host_interpreters, tmp_path, remote_tmp, pipelining):
+@pytest.mark.parametrize(("pipelining", "client"), [(False, "native"), (True, "native"), (True, "python")],
+                         ids=["files", "pipelining", "pipelining-python-client"])
+def test_results_are_the_same_with_the_remote_runner(sshd, host_interpreters, tmp_path, remote_tmp, pipelining,
+                                                     client):
     plain, _, plain_out = run_playbook(sshd, host_interpreters, tmp_path, accel=False, pipelining=pipelining,
                                        remote_tmp=remote_tmp)
+    env = dict(REMOTE, **({"ANSIBLE_ACCEL_REMOTE_CLIENT": "python"} if client == "python" else {}))
     fast, stats, fast_out = run_playbook(sshd, host_interpreters, tmp_path, accel=True, pipelining=pipelining,
-                                         extra_env=REMOTE, remote_tmp=remote_tmp)
+                                         extra_env=env, remote_tmp=remote_tmp)
     assert fast == plain, "\n".join(_differences(plain, fast)[:20])
     assert "s3cr3t-value" not in json.dumps(fast) + fast_out
     remote = stats["run"]["paths"]["remote_runner"]
     print(f"\nremote runner: {json.dumps(remote, sort_keys=True)}")
     assert stats["remote_runner"]["active"], stats["remote_runner"]
     # Each of the three hosts (3.11, 3.12, 3.13) starts a runner at its first module, then runs
-    # the rest of its modules through it.
+    # the rest of its modules through it, each through the client asked for.
     assert remote["native"] > 0, remote
+    assert remote["events"] == {f"{client} client": remote["native"]}, remote
     assert not [r for r in remote["fallback"] if r.startswith(("after hand-over", "runner could not start"))], remote
     assert plain_out.count("ok=") == fast_out.count("ok=")
     assert wait_no_python(sshd) == []
@@ -85,6 +91,30 @@ def test_hosts_where_the_runner_cannot_start(sshd, host_interpreters, tmp_path, 
     said = [line for line in out.splitlines() if "no remote runner on" in line]
     assert len(said) == 3 and all(wanted in line for line in said), said
     assert wait_no_python(sshd) == []
+
+
+def test_a_remote_tmp_that_does_not_execute_files_keeps_the_python_client(sshd, host_interpreters, tmp_path):
+    """A remote tmp mounted ``noexec``: the native client shipped with the runner cannot run
+    there, so the installer drops it and the host's modules go through the Python client, with
+    the same results."""
+    where = tempfile.mkdtemp(prefix="nx", dir="/tmp")
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "noexec,mode=0700,size=64m", "tmpfs", where],
+                             capture_output=True, text=True)
+    if mounted.returncode != 0:
+        os.rmdir(where)
+        pytest.skip(f"cannot mount a noexec tmpfs here: {mounted.stderr.strip()}")
+    try:
+        runs = [run_playbook(sshd, host_interpreters, tmp_path, accel=accel, pipelining=True, play_text=SMALL_PLAY,
+                             remote_tmp=where, extra_env=REMOTE if accel else None) for accel in (False, True)]
+        (plain, _, _), (fast, stats, _) = runs
+        assert fast == plain, "\n".join(_differences(plain, fast)[:20])
+        remote = stats["run"]["paths"]["remote_runner"]
+        print(f"\nnoexec remote tmp: {json.dumps(remote, sort_keys=True)}")
+        assert remote["native"] > 0 and remote["events"] == {"python client": remote["native"]}, remote
+        assert wait_no_python(sshd) == []
+    finally:
+        subprocess.run(["umount", "-l", where], check=False)
+        os.rmdir(where)
 
 
 def test_aliases_of_one_machine_have_runners_of_their_own(sshd, host_interpreters, tmp_path, remote_tmp):

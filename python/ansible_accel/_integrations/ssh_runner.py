@@ -4,8 +4,12 @@ warm, in a runner on the host (docs/runner-ssh.md).  Off unless ``ANSIBLE_ACCEL_
 The seam is ``ssh.Connection.exec_command``, before ansible-core wraps the command for SSH: a
 command that is exactly ``/bin/sh -c '[NAME=VALUE...] PYTHON [SCRIPT][ && sleep 0]'`` running an
 AnsiBallZ module becomes, in the same shell,
-``if [ -S SOCK ]; then [NAME=VALUE...] PYTHON -I -S DIR/client.py SOCK PYTHON [SCRIPT]; else
-[NAME=VALUE...] PYTHON [SCRIPT]; fi[ && sleep 0]``, once a runner on that host listens on SOCK.
+``if [ -S SOCK ]; then [NAME=VALUE...] CLIENT SOCK PYTHON [SCRIPT]; else [NAME=VALUE...] PYTHON
+[SCRIPT]; fi[ && sleep 0]``, once a runner on that host listens on SOCK.  CLIENT is the native
+client program, shipped with the runner and kept where it runs on the host (the controller's
+architecture, a C library as old as glibc 2.17 or newer, a remote tmp that allows executing
+files), else ``PYTHON -I -S DIR/client.py``; ``ANSIBLE_ACCEL_REMOTE_CLIENT=python`` keeps every
+host to the latter.
 
 Per (host, interpreter, ansible-core, start-up environment), the first module run that finds
 no runner goes the ordinary way (``runner starting``) and its worker starts one: an SSH command
@@ -40,6 +44,7 @@ from . import runner as local_runner
 PATH = "remote_runner"
 ENV = "ANSIBLE_ACCEL_REMOTE_RUNNER"
 IDLE_ENV = "ANSIBLE_ACCEL_REMOTE_RUNNER_IDLE"
+CLIENT_ENV = "ANSIBLE_ACCEL_REMOTE_CLIENT"
 IDLE = 300.0
 _ON = ("1", "true", "yes", "on")
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -185,12 +190,14 @@ def _route(connection, cmd, in_data, sudoable) -> str | None:
         source = last[1]
     reason = _why_ordinary(connection, sudoable, interpreter)
     if reason is None:
-        sock, reason = _runner_for(connection, interpreter, dict(assignments), source)
+        runner, reason = _runner_for(connection, interpreter, dict(assignments), source)
     if reason is not None:
         _counters.fallback(PATH, reason)
         return None
+    sock, client = runner
     _counters.native(PATH)
-    return rewrite_command(cmd, sock)
+    _counters.extra(PATH, f"{client} client")
+    return rewrite_command(cmd, sock, native=client == "native")
 
 
 def _why_ordinary(connection, sudoable, interpreter) -> str | None:
@@ -204,18 +211,20 @@ def _why_ordinary(connection, sudoable, interpreter) -> str | None:
 CLIENT_FD = 9
 
 
-def rewrite_command(cmd: str, sock: str) -> str:
+def rewrite_command(cmd: str, sock: str, native: bool = False) -> str:
     """``cmd`` with the interpreter run through the host's client while SOCK exists and the
     client opens, in the same shell: ``if [ -S SOCK ] && { command exec 9<CLIENT; } 2>/dev/null;
-    then [NAME=VALUE...] PYTHON -I -S /dev/fd/9 SOCK PYTHON [SCRIPT]; else [NAME=VALUE...]
-    PYTHON [SCRIPT]; fi``.  The client is opened by the shell before the interpreter is chosen:
-    a runner directory removed at that very moment makes the module run the ordinary way, never
-    an interpreter that cannot find its script."""
+    then [NAME=VALUE...] /dev/fd/9 SOCK PYTHON [SCRIPT]; else [NAME=VALUE...] PYTHON [SCRIPT];
+    fi`` with the native client (``PYTHON -I -S /dev/fd/9`` instead of ``/dev/fd/9`` with the
+    Python one).  The client is opened by the shell before the interpreter is chosen: a runner
+    directory removed at that very moment makes the module run the ordinary way, never an
+    interpreter that cannot find its script; either client closes descriptor 9 as it starts."""
     executable = shlex.split(cmd)[0]
     assignments, interpreter, script, suffix = local_runner.parse_module_command(cmd)
     rest = [script] if script is not None else []
-    client = os.path.join(os.path.dirname(sock), "client.py")
-    warm = local_runner._join(assignments, [interpreter, "-I", "-S", f"/dev/fd/{CLIENT_FD}", sock, interpreter, *rest])
+    client = os.path.join(os.path.dirname(sock), "client" if native else "client.py")
+    start = [f"/dev/fd/{CLIENT_FD}"] if native else [interpreter, "-I", "-S", f"/dev/fd/{CLIENT_FD}"]
+    warm = local_runner._join(assignments, [*start, sock, interpreter, *rest])
     plain = local_runner._join(assignments, [interpreter, *rest])
     opened = f"{{ command exec {CLIENT_FD}<{shlex.quote(client)}; }} 2>/dev/null"
     inner = f"if [ -S {shlex.quote(sock)} ] && {opened}; then {warm}; else {plain}; fi{suffix}"
@@ -236,9 +245,9 @@ def _host_key(connection, interpreter: str, assignments: dict[str, str]) -> tupl
     return key.hexdigest()[:12], key.hexdigest()[:24]
 
 
-def _runner_for(connection, interpreter, assignments, source) -> tuple[str | None, str | None]:
-    """(socket path on the host, None) when a runner there is ready; else (None, why), having
-    started the runner when there was none."""
+def _runner_for(connection, interpreter, assignments, source) -> tuple[tuple[str, str] | None, str | None]:
+    """((socket path on the host, ``native`` or ``python``: its client), None) when a runner there
+    is ready; else (None, why), having started the runner when there was none."""
     remote_key, key = _host_key(connection, interpreter, assignments)
     state = os.path.join(_State.local_dir, key)
     failed = _read_lines(state + ".failed")
@@ -246,12 +255,12 @@ def _runner_for(connection, interpreter, assignments, source) -> tuple[str | Non
         return None, f"runner could not start on the host: {failed[0]}"
     keeper = _read_lines(state + ".keeper")
     ended = None
-    if len(keeper) == 2:
-        pid, rdir = keeper
+    if len(keeper) == 3:
+        pid, rdir, client = keeper
         out = _read_lines(state + ".out")
         if _keeper_alive(int(pid), rdir) and not any(line.startswith("ended: ") for line in out):
             if "ready" in out:
-                return os.path.join(rdir, _runner_remote.SOCKET), None
+                return (os.path.join(rdir, _runner_remote.SOCKET), client), None
             return None, STARTING
         ended = next((line[len("ended: "):] for line in reversed(out) if line.startswith("ended: ")), "its channel ended")
         if "ready" not in out:  # it never listened: the host cannot run it
@@ -269,7 +278,7 @@ def _runner_for(connection, interpreter, assignments, source) -> tuple[str | Non
         if _read_lines(state + ".keeper") != keeper:  # started by another worker meanwhile
             return None, STARTING
         try:
-            reason = _start(connection, interpreter, source, remote_key, state, generation=len(keeper) == 2)
+            reason = _start(connection, interpreter, source, remote_key, state, generation=len(keeper) == 3)
         except Exception as ex:  # noqa: BLE001 - the module goes the ordinary way; a later one tries again
             # The connection failed (the module's own command reports that as ansible-core
             # would), or a local file could not be written.
@@ -307,6 +316,12 @@ def _start(connection, interpreter, source, remote_key, state, generation) -> st
     """Install the runner's files on the host and start its keeper; None, or why it cannot."""
     files = {name: _read_package_file(path) for name, path in FILES.items()}
     files[_runner_remote.PROBE] = _runner_pool.probe_script(source)
+    if os.environ.get(CLIENT_ENV, "native") != "python":
+        from .. import _native
+
+        binary = _native.runner_client_binary()
+        if binary:  # the installer keeps it where it runs
+            files["client"] = binary
     try:
         remote_tmp = connection._shell.get_option("remote_tmp")
     except (AttributeError, KeyError):
@@ -323,7 +338,7 @@ def _start(connection, interpreter, source, remote_key, state, generation) -> st
         why = answer.get("reason", "unknown")
         _mark_failed(connection, state, why, f"{answer.get('path', '')} {stderr.decode('utf-8', 'replace')[-200:]}")
         return why
-    rdir = answer["dir"]
+    rdir, client = answer["dir"], answer.get("client", "python")
     command = shlex.join([interpreter, "-I", "-S", os.path.join(rdir, "remote.py"), rdir, f"{_State.idle:g}"])
     ssh_command = connection._build_command(connection.get_option("ssh_executable"), "ssh", connection.host, command)
     if generation:  # the ended runner's output stays, to be counted
@@ -334,7 +349,7 @@ def _start(connection, interpreter, source, remote_key, state, generation) -> st
         keeper = subprocess.Popen(ssh_command, stdin=_State.lifeline[0], stdout=out, stderr=err, start_new_session=True,
                                   close_fds=True)
     with open(state + ".keeper.tmp", "w") as handle:
-        handle.write(f"{keeper.pid}\n{rdir}\n")
+        handle.write(f"{keeper.pid}\n{rdir}\n{client}\n")
     os.replace(state + ".keeper.tmp", state + ".keeper")
     return None
 
