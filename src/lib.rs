@@ -1,6 +1,6 @@
 //! ansible-accel: native engines for ansible-core's hot paths.
 //!
-//! Each engine (`finder`, `payload`, `argspec`, `masking`, `nolog`) is plain Rust with its own
+//! Each engine (`finder`, `payload`, `argspec`, `masking`, `no_log`) is plain Rust with its own
 //! `cargo test` coverage and no Python in it.  The extension module (`py/`, behind the
 //! `python` feature) converts Python objects to the engines' values and back, holds the
 //! engines that work on Python objects themselves (the argspec fast path, the no_log walks,
@@ -11,7 +11,7 @@
 pub mod argspec;
 pub mod finder;
 pub mod masking;
-pub mod nolog;
+pub mod no_log;
 pub mod payload;
 pub mod runner_proto;
 

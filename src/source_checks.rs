@@ -15,7 +15,7 @@ const PY_UNSAFE_ALLOWED: &[&str] = &[
     "src/py/mod.rs",
     "src/py/gil_cell.rs",
     "src/py/argspec/snapshot.rs",
-    "src/py/nolog/walk/fast.rs",
+    "src/py/no_log/walk/fast.rs",
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -5,7 +5,7 @@
 //! byte match is exactly a code-point match.  Positions are turned back into code-point indices
 //! (Python's) only for the spans that are reported.
 //!
-//! Shared by both engines (the nolog engine's scrubbing works on the same form).
+//! Shared by both engines (the no_log engine's scrubbing works on the same form).
 
 /// Append the generalized UTF-8 form of code point `cp`; a value above U+10FFFF is not a
 /// code point and appends nothing.

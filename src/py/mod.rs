@@ -1,15 +1,15 @@
 //! The extension module `ansible_accel._native`: the layer between Python objects and the
-//! plain Rust engines (`crate::{finder, payload, argspec, masking, nolog}`).
+//! plain Rust engines (`crate::{finder, payload, argspec, masking, no_log}`).
 //!
 //! Three kinds of module live here:
 //! - `convert`: Python objects to the engines' values and back (text as generalized UTF-8,
 //!   the argspec engine's values, ansible-core's tagged types).  No engine logic.
-//! - one module per engine (`finder`, `payload`, `argspec`, `masking`, `nolog`), each behind
+//! - one module per engine (`finder`, `payload`, `argspec`, `masking`, `no_log`), each behind
 //!   its `mod.rs`, with `register(m)` adding its classes and functions.  Most only convert and
 //!   dispatch.  Three are engines over Python objects in their own right, because the work
 //!   they save is the Python objects' own: the argspec fast path (`argspec/fast.rs`: a
 //!   compiled spec reused while unchanged, ansible-core's result objects built directly), the
-//!   no_log structure walks (`nolog/walk`) and `mask_object` (`masking/object.rs`).  They are
+//!   no_log structure walks (`no_log/walk`) and `mask_object` (`masking/object.rs`).  They are
 //!   tested through Python (their tests compare with ansible-core's own code).
 //! - `cpython`: every read of a CPython object's layout, every slot call and every C-API call
 //!   on borrowed references, each with its SAFETY note and the probe that guards it.  No other
@@ -25,7 +25,7 @@ mod cpython;
 mod finder;
 mod gil_cell;
 mod masking;
-mod nolog;
+mod no_log;
 mod payload;
 mod runner_client;
 
@@ -36,7 +36,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     argspec::register(m)?;
     finder::register(m)?;
     masking::register(m)?;
-    nolog::register(m)?;
+    no_log::register(m)?;
     payload::register(m)?;
     m.add_function(wrap_pyfunction!(release_free_memory, m)?)?;
     m.add_function(wrap_pyfunction!(runner_client::runner_client_binary, m)?)?;

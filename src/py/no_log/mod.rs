@@ -1,11 +1,11 @@
-//! Glue for the nolog engine: the compiled no_log values, and the two structure walks (in
-//! `nolog/walk.rs`).  The `str` <-> generalized UTF-8 conversions are `convert::text`'s.
+//! Glue for the no_log engine: the compiled no_log values, and the two structure walks (in
+//! `no_log/walk.rs`).  The `str` <-> generalized UTF-8 conversions are `convert::text`'s.
 
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
 use super::convert::text::{str_from, text_bytes};
-use crate::nolog::{heuristic_scan, NoLogPatterns, Scrubbed};
+use crate::no_log::{heuristic_scan, NoLogPatterns, Scrubbed};
 
 mod walk;
 

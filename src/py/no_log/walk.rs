@@ -19,7 +19,7 @@ use pyo3::types::{
 use super::{guarded, NoLogMatcher};
 
 mod fast;
-use crate::nolog::Scrubbed;
+use crate::no_log::Scrubbed;
 use crate::py::convert::text::{str_from, text_bytes};
 
 const PLACEHOLDER: &str = "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER";

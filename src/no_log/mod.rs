@@ -1,4 +1,4 @@
-//! The nolog engine: the string work behind ansible-core 2.19–2.21's `no_log` scrubbing.
+//! The no_log engine: the string work behind ansible-core 2.19–2.21's `no_log` scrubbing.
 //!
 //! * [`NoLogPatterns`] reproduces `remove_values`' per-string work: the exact-match test and the
 //!   chain of `str.replace(value, "********")` calls, one per no_log value in the order
