@@ -57,10 +57,14 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "tests", "ssh"))
 import _sshd
 
-MODES = ("off", "on", "runner", "remote", "mitogen")
+MODES = ("off", "on", "runner", "remote", "remote-py", "mitogen")
 # "on+remote": the accelerator on with the remote runner (ANSIBLE_ACCEL_REMOTE_RUNNER=1), which
-# runs the modules in a warm runner on each host.
-LABELS = {"off": "off", "on": "on (runner off)", "runner": "on", "remote": "on+remote", "mitogen": "mitogen"}
+# runs the modules in a warm runner on each host; "remote-py" the same with the Python client on
+# every host (ANSIBLE_ACCEL_REMOTE_CLIENT=python) instead of the native one, shown as on+remote/py.
+LABELS = {"off": "off", "on": "on (runner off)", "runner": "on", "remote": "on+remote",
+          "remote-py": "on+remote/py", "mitogen": "mitogen"}
+REMOTE_MODES = ("remote", "remote-py")
+NOT_BY_DEFAULT = ("on", "remote-py")
 SETTLE_SECONDS = 30.0
 
 
@@ -109,9 +113,11 @@ def one_run(env: dict, server: _sshd.Sshd, playbook: str, mode: str, pipelining:
         E2E_RESULTS_FILE=results_file,
     )
     args = ["-i", inventory_file, os.path.join(HERE, f"{playbook}.yml"), "-e", f"e2e_root={root}", "-e", f"e2e_inputs={inputs}"]
-    command = command_for(env, "runner" if mode == "remote" else mode, environ, work, stats_file)
-    if mode == "remote":
+    command = command_for(env, "runner" if mode in REMOTE_MODES else mode, environ, work, stats_file)
+    if mode in REMOTE_MODES:
         environ["ANSIBLE_ACCEL_REMOTE_RUNNER"] = "1"
+    if mode == "remote-py":
+        environ["ANSIBLE_ACCEL_REMOTE_CLIENT"] = "python"
     _end_connections(server)  # nothing open from before
     load_before = list(os.getloadavg())
     hosts_before = server.cpu()
@@ -139,7 +145,7 @@ def one_run(env: dict, server: _sshd.Sshd, playbook: str, mode: str, pipelining:
 
 
 def _accelerated(mode: str) -> bool:
-    return mode == "remote" or accelerated(mode)
+    return mode in REMOTE_MODES or accelerated(mode)
 
 
 def remote_counts(run: dict) -> dict | None:
@@ -164,7 +170,7 @@ def describe(run: dict) -> str:
             + (f", {len(run['left_behind'])} PROCESSES LEFT BEHIND" if run["left_behind"] else "")
             + (f", {len(run['left_on_hosts'])} PROCESSES LEFT ON THE HOSTS" if run["left_on_hosts"] else "")
             + (f", remote runner {counts['native']} native, {sum(counts['fallback'].values())} fallbacks"
-               if run["mode"] == "remote" and (counts := remote_counts(run)) else ""))
+               if run["mode"] in REMOTE_MODES and (counts := remote_counts(run)) else ""))
 
 
 def check(run: dict, reference: dict | None) -> tuple[list[str], list[str]]:
@@ -179,7 +185,7 @@ def check(run: dict, reference: dict | None) -> tuple[list[str], list[str]]:
         stats = run["stats"] or {}
         if not stats.get("installed"):
             problems.append(f"the accelerator was not installed ({stats.get('reason')})")
-        elif run["mode"] == "remote" and not (remote_counts(run) or {}).get("native"):
+        elif run["mode"] in REMOTE_MODES and not (remote_counts(run) or {}).get("native"):
             problems.append(f"no module ran in a remote runner ({remote_counts(run)})")
     if reference is None:
         return problems, []
@@ -250,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json")
     parser.add_argument("--markdown")
     options = parser.parse_args(argv)
-    modes = tuple(m for m in MODES if (options.mode and m in options.mode) or (not options.mode and m != "on"))
+    modes = tuple(m for m in MODES if (options.mode and m in options.mode) or (not options.mode and m not in NOT_BY_DEFAULT))
     env = environment_of(options.python)
     skipped = {m: r for m in modes if (r := unavailable(env, m))}
     modes = tuple(m for m in modes if m not in skipped)
@@ -289,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
                         if difference not in entry["reported"]:
                             entry["reported"].append(difference)
                     kept = {k: v for k, v in run.items() if k not in ("output", "results", "stats")}
-                    if mode == "remote":
+                    if mode in REMOTE_MODES:
                         kept["remote_runner"] = remote_counts(run)
                     entry["runs"].append(kept)
                     _write(report, options)
