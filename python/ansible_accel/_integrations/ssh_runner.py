@@ -12,7 +12,8 @@ files), else ``PYTHON -I -S DIR/client.py``; ``ANSIBLE_ACCEL_REMOTE_CLIENT=pytho
 host to the latter.
 
 Per (host, interpreter, ansible-core, start-up environment), the first module run that finds
-no runner goes the ordinary way (``runner starting``) and its worker starts one: an SSH command
+no runner has its worker start one, and waits for it (a module that finds it starting waits
+too; one that waits longer than ``START_WAIT`` goes the ordinary way, ``runner starting``): an SSH command
 on the same connection installs the runner's files in ``REMOTE_TMP/ansible-accel-UID/run-ID/KEY``
 (``_runner_remote.INSTALL``), then a second one, left running (the *keeper*, an ``ssh`` client
 built by the connection itself), starts and watches the runner (``_runner_remote``).  The
@@ -247,26 +248,22 @@ def _host_key(connection, interpreter: str, assignments: dict[str, str]) -> tupl
 
 def _runner_for(connection, interpreter, assignments, source) -> tuple[tuple[str, str] | None, str | None]:
     """((socket path on the host, ``native`` or ``python``: its client), None) when a runner there
-    is ready; else (None, why), having started the runner when there was none."""
+    is ready, having waited for its start when it was starting or there was none (started then);
+    else (None, why)."""
     remote_key, key = _host_key(connection, interpreter, assignments)
     state = os.path.join(_State.local_dir, key)
     failed = _read_lines(state + ".failed")
     if failed:
         return None, f"runner could not start on the host: {failed[0]}"
     keeper = _read_lines(state + ".keeper")
-    ended = None
-    if len(keeper) == 3:
-        pid, rdir, client = keeper
-        out = _read_lines(state + ".out")
-        if _keeper_alive(int(pid), rdir) and not any(line.startswith("ended: ") for line in out):
-            if "ready" in out:
-                return (os.path.join(rdir, _runner_remote.SOCKET), client), None
-            return None, STARTING
-        ended = next((line[len("ended: "):] for line in reversed(out) if line.startswith("ended: ")), "its channel ended")
-        if "ready" not in out:  # it never listened: the host cannot run it
-            why = next((line[len("failed: "):] for line in out if line.startswith("failed: ")), ended)
-            _mark_failed(connection, state, "the runner did not start", f"{why} {' '.join(_read_lines(state + '.err'))}")
-            return None, "runner could not start on the host: the runner did not start"
+    found, detail = _look(state, keeper)
+    if found == "ready":
+        return detail, None
+    if found == "starting":
+        return _await(state, STARTING, "waited for the runner's start")
+    if found == "never ready":  # it ended without listening: the host cannot run it
+        _mark_failed(connection, state, "the runner did not start", f"{detail} {' '.join(_read_lines(state + '.err'))}")
+        return None, "runner could not start on the host: the runner did not start"
     import fcntl
 
     lock = os.open(state + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
@@ -274,11 +271,11 @@ def _runner_for(connection, interpreter, assignments, source) -> tuple[tuple[str
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            return None, STARTING
+            return _await(state, STARTING, "waited for the runner's start")
         if _read_lines(state + ".keeper") != keeper:  # started by another worker meanwhile
-            return None, STARTING
+            return _await(state, STARTING, "waited for the runner's start")
         try:
-            reason = _start(connection, interpreter, source, remote_key, state, generation=len(keeper) == 3)
+            reason = _start(connection, interpreter, source, remote_key, state, generation=bool(keeper))
         except Exception as ex:  # noqa: BLE001 - the module goes the ordinary way; a later one tries again
             # The connection failed (the module's own command reports that as ansible-core
             # would), or a local file could not be written.
@@ -287,7 +284,49 @@ def _runner_for(connection, interpreter, assignments, source) -> tuple[tuple[str
         os.close(lock)
     if reason is not None:
         return None, f"runner could not start on the host: {reason}"
-    return None, f"runner ended ({ended}), starting again" if ended else STARTING
+    if found == "ended":
+        return _await(state, f"runner ended ({detail}), starting again", f"runner ended ({detail}), started again")
+    return _await(state, STARTING, "waited for the runner's start")
+
+
+# How long a module waits for its host's runner to start (install, keeper, imports) before it goes
+# the ordinary way; a start usually takes well under a second.
+START_WAIT = 10.0
+
+
+def _look(state: str, keeper: list[str]) -> tuple[str, object]:
+    """What the state files say of the runner of ``state``: ``ready`` (socket, client),
+    ``starting``, ``ended`` (why), ``never ready`` (why: it ended without listening) or
+    ``none``."""
+    if len(keeper) != 3:
+        return "none", None
+    pid, rdir, client = keeper
+    out = _read_lines(state + ".out")
+    if _keeper_alive(int(pid), rdir) and not any(line.startswith("ended: ") for line in out):
+        if "ready" in out:
+            return "ready", (os.path.join(rdir, _runner_remote.SOCKET), client)
+        return "starting", None
+    ended = next((line[len("ended: "):] for line in reversed(out) if line.startswith("ended: ")), "its channel ended")
+    if "ready" not in out:
+        return "never ready", next((line[len("failed: "):] for line in out if line.startswith("failed: ")), ended)
+    return "ended", ended
+
+
+def _await(state: str, reason: str, event: str) -> tuple[tuple[str, str] | None, str | None]:
+    """The runner of ``state`` once it is ready (``event`` counted), or (None, ``reason``) if it
+    is not within ``START_WAIT`` seconds or stops starting: the module then goes the ordinary
+    way, as it would have without waiting.  Waiting costs no CPU worth counting (a look every
+    10 ms); a fresh interpreter costs a module start of 0.25-0.4 s on the host."""
+    deadline = time.monotonic() + START_WAIT
+    while time.monotonic() < deadline:
+        found, detail = _look(state, _read_lines(state + ".keeper"))
+        if found == "ready":
+            _counters.extra(PATH, event)
+            return detail, None
+        if found != "starting":
+            break
+        time.sleep(0.01)
+    return None, reason
 
 
 def _keeper_alive(pid: int, rdir: str) -> bool:
