@@ -5,31 +5,22 @@ accelerator's own)."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
 
 import pytest
 
 from ansible_accel._integrations import _finder_prewarm
 
-BIN = os.path.dirname(sys.executable)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from _playbook_run import run_playbook  # noqa: E402
 
 
-def _run(tmp_path, name: str, tasks: str, hosts: int = 2, **env: str) -> dict:
-    play = tmp_path / f"{name}.yml"
-    play.write_text(f"- hosts: all\n  gather_facts: false\n  tasks:\n{tasks}")
-    inventory = tmp_path / "hosts"
-    inventory.write_text("".join(f"h{i} ansible_connection=local ansible_python_interpreter={sys.executable}\n"
-                                 for i in range(hosts)))
-    stats = tmp_path / f"{name}-stats.json"
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
-    environ.update(ANSIBLE_ACCEL_STATS=str(stats), ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"), **env)
-    done = subprocess.run([os.path.join(BIN, "ansible-accel"), "ansible-playbook", "-i", str(inventory), str(play)],
-                          env=environ, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    assert done.returncode == 0, done.stdout
-    return json.loads(stats.read_text())
+def _run(tmp_path, tasks: str, hosts: int = 2, **env: str) -> dict:
+    _, _, stats = run_playbook(tmp_path, f"- hosts: all\n  gather_facts: false\n  tasks:\n{tasks}",
+                               [f"h{i}" for i in range(hosts)], True,
+                               {"ANSIBLE_LOCAL_TEMP": str(tmp_path / "tmp"), **env}, results=False)
+    return stats
 
 
 def _prewarm_scans(stats: dict) -> int:
@@ -37,26 +28,26 @@ def _prewarm_scans(stats: dict) -> int:
 
 
 def test_a_run_without_modules_does_not_prewarm(tmp_path):
-    stats = _run(tmp_path, "plain", "    - debug:\n        msg: hi\n    - set_fact:\n        x: 1\n"
-                                     "    - ansible.builtin.assert:\n        that: x == 1\n")
+    stats = _run(tmp_path, "    - debug:\n        msg: hi\n    - set_fact:\n        x: 1\n"
+                           "    - ansible.builtin.assert:\n        that: x == 1\n")
     assert _prewarm_scans(stats) == 0, stats["run"]["paths"]["finder"]
     assert stats["run"]["paths"]["workers"]["native"] == 6
 
 
 def test_a_single_module_run_does_not_prewarm(tmp_path):
-    stats = _run(tmp_path, "single", "    - debug:\n        msg: hi\n    - ping:\n", hosts=1)
+    stats = _run(tmp_path, "    - debug:\n        msg: hi\n    - ping:\n", hosts=1)
     assert _prewarm_scans(stats) == 0, stats["run"]["paths"]["finder"]
     assert stats["run"]["paths"]["finder"]["native"] >= 1
 
 
 def test_the_second_module_task_prewarms_once(tmp_path):
-    stats = _run(tmp_path, "modules", "    - debug:\n        msg: hi\n    - ping:\n    - ansible.builtin.command: 'true'\n")
+    stats = _run(tmp_path, "    - debug:\n        msg: hi\n    - ping:\n    - ansible.builtin.command: 'true'\n")
     assert _prewarm_scans(stats) > 100, stats["run"]["paths"]["finder"]  # every .py of ansible-core's module_utils
     assert stats["run"]["paths"]["finder"]["native"] >= 1
 
 
 def test_without_the_workers_path_the_first_fork_prewarms(tmp_path):
-    stats = _run(tmp_path, "noworkers", "    - debug:\n        msg: hi\n", ANSIBLE_ACCEL_WORKERS="0")
+    stats = _run(tmp_path, "    - debug:\n        msg: hi\n", ANSIBLE_ACCEL_WORKERS="0")
     assert _prewarm_scans(stats) > 100, stats["run"]["paths"]["finder"]
 
 

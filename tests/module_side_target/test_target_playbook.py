@@ -16,7 +16,9 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 TESTS = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TESTS, "runner"))
-from test_playbook import BIN, RESULTS_CALLBACK, _differences, _normalise  # noqa: E402
+sys.path.insert(0, TESTS)
+from _playbook_run import RESULTS_CALLBACK  # noqa: E402
+from test_playbook import BIN, _differences, _normalise  # noqa: E402
 
 from ansible_accel import _activation  # noqa: E402
 

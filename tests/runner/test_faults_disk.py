@@ -223,7 +223,9 @@ pytestmark = pytest.mark.skipif(
     reason="the full-disk runs are made on Python 3.12 only (ANSIBLE_ACCEL_TESTS_ALL_INTERPRETERS=1: on each)")
 
 sys.path.insert(0, HERE)
-from test_playbook import RESULTS_CALLBACK, _differences, _normalise  # noqa: E402
+sys.path.insert(0, os.path.dirname(HERE))
+from _playbook_run import RESULTS_CALLBACK  # noqa: E402
+from test_playbook import _differences, _normalise  # noqa: E402
 
 
 def _unshare() -> list[str]:

@@ -4,13 +4,13 @@ same, and the run's ``ANSIBLE_ACCEL_STATS`` file holds the modules' native count
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_playbook import BIN, HERE, RESULTS_CALLBACK, _differences, _normalise  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from _playbook_run import run_playbook  # noqa: E402
+from test_playbook import HERE, _differences, _normalise  # noqa: E402
 
 from ansible_accel import _activation  # noqa: E402
 
@@ -45,29 +45,17 @@ MASKING_TASK = """\
 """
 
 
-def _run(tmp_path, label: str, accel: bool, **env_extra: str) -> tuple[list, dict | None]:
-    play = tmp_path / "play.yml"
-    play.write_text(PLAY + (MASKING_TASK if CORE_MINOR >= (2, 22) else ""))
-    inventory = tmp_path / "hosts"
-    inventory.write_text("".join(f"h{i} ansible_connection=local ansible_python_interpreter={sys.executable}\n"
-                                 for i in range(1, 3)))  # fmt: skip
-    stats = tmp_path / f"stats-{label}.json"
-    results = tmp_path / f"results-{label}.json"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
-    env.update(ANSIBLE_LIBRARY=os.path.join(HERE, "library"), ANSIBLE_CALLBACK_PLUGINS=RESULTS_CALLBACK,
-               ANSIBLE_CALLBACKS_ENABLED="e2e_results", E2E_RESULTS_FILE=str(results), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_ACCEL_STATS=str(stats), ANSIBLE_FORKS="2", PYTHONHASHSEED="0", **env_extra)  # fmt: skip
-    command = [os.path.join(BIN, "ansible-accel"), "ansible-playbook"] if accel else [os.path.join(BIN, "ansible-playbook")]
-    done = subprocess.run([*command, "-i", str(inventory), str(play)], env=env, capture_output=True, text=True,
-                          timeout=600, cwd=tmp_path)  # fmt: skip
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    return _normalise(json.loads(results.read_text())), (json.loads(stats.read_text()) if accel else None)
+def _run(tmp_path, accel: bool, **env_extra: str) -> tuple[list, dict | None]:
+    _, results, stats = run_playbook(tmp_path, PLAY + (MASKING_TASK if CORE_MINOR >= (2, 22) else ""), ["h1", "h2"], accel,
+                                     {"ANSIBLE_LIBRARY": os.path.join(HERE, "library"), "ANSIBLE_FORKS": "2",
+                                      "PYTHONHASHSEED": "0", **env_extra})
+    return _normalise(results), stats
 
 
 def test_results_are_the_same_and_the_stats_hold_the_modules_counts(tmp_path):
-    plain, _ = _run(tmp_path, "plain", accel=False)
-    on, stats = _run(tmp_path, "on", accel=True)
-    off, off_stats = _run(tmp_path, "modside-off", accel=True, ANSIBLE_ACCEL_MODULE_SIDE="0")
+    plain, _ = _run(tmp_path, accel=False)
+    on, stats = _run(tmp_path, accel=True)
+    off, off_stats = _run(tmp_path, accel=True, ANSIBLE_ACCEL_MODULE_SIDE="0")
     assert on == plain, "\n".join(_differences(plain, on)[:20])
     assert off == plain, "\n".join(_differences(plain, off)[:20])
 

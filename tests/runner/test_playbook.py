@@ -3,7 +3,6 @@ on): every task's result is the same, the runner ran the modules, and no process
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
@@ -15,8 +14,8 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BIN = os.path.dirname(sys.executable)
-# Every host's task results as JSON (the end-to-end benchmark's callback).
-RESULTS_CALLBACK = os.path.join(os.path.dirname(os.path.dirname(HERE)), "benches", "e2e", "callback_plugins")
+sys.path.insert(0, os.path.dirname(HERE))
+from _playbook_run import run_playbook  # noqa: E402
 
 PLAY = """\
 - hosts: all
@@ -79,26 +78,14 @@ def _differences(a, b, where="") -> list[str]:
     return [] if a == b else [f"{where}: {a!r} != {b!r}"]
 
 
-def _run(tmp_path, label: str, accel: bool, pipelining: bool, runner: bool = True) -> tuple[list, dict | None]:
+def _run(tmp_path, accel: bool, pipelining: bool, runner: bool = True) -> tuple[list, dict | None]:
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
-    play = tmp_path / "play.yml"
-    play.write_text(PLAY)
-    inventory = tmp_path / "hosts"
-    inventory.write_text("".join(f"h{i} ansible_connection=local ansible_python_interpreter={sys.executable}\n" for i in range(1, 4)))
-    stats = tmp_path / "stats.json"  # one path for every run file: modules see them in their environment
-    stats.unlink(missing_ok=True)
-    results = tmp_path / "results.json"
-    env = dict(os.environ, ANSIBLE_LIBRARY=os.path.join(HERE, "library"), ANSIBLE_CALLBACK_PLUGINS=RESULTS_CALLBACK,
-               ANSIBLE_CALLBACKS_ENABLED="e2e_results", E2E_RESULTS_FILE=str(results),
-               ANSIBLE_PIPELINING=str(pipelining), ANSIBLE_NOCOLOR="1", ANSIBLE_ACCEL_STATS=str(stats),
-               ANSIBLE_ACCEL_RUNNER="1" if runner else "0", ANSIBLE_FORKS="3")
-    command = [os.path.join(BIN, "ansible-accel"), "ansible-playbook"] if accel else [os.path.join(BIN, "ansible-playbook")]
-    done = subprocess.run([*command, "-i", str(inventory), str(play), "-e", f"work={work}"], env=env,
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    report = _normalise(json.loads(results.read_text()))
-    return report, (json.loads(stats.read_text()) if accel else None)
+    _, results, stats = run_playbook(tmp_path, PLAY, ["h1", "h2", "h3"], accel,
+                                     {"ANSIBLE_LIBRARY": os.path.join(HERE, "library"), "ANSIBLE_PIPELINING": str(pipelining),
+                                      "ANSIBLE_ACCEL_RUNNER": "1" if runner else "0", "ANSIBLE_FORKS": "3"},
+                                     ("-e", f"work={work}"))
+    return _normalise(results), stats
 
 
 def _runner_processes(marker: str | None = None) -> list[int]:
@@ -123,8 +110,8 @@ def _runner_processes(marker: str | None = None) -> list[int]:
 
 @pytest.mark.parametrize("pipelining", [False, True], ids=["files", "pipelining"])
 def test_results_are_the_same_with_the_runner(tmp_path, pipelining):
-    plain, _ = _run(tmp_path, "off", accel=False, pipelining=pipelining)
-    warm, stats = _run(tmp_path, "on", accel=True, pipelining=pipelining)
+    plain, _ = _run(tmp_path, accel=False, pipelining=pipelining)
+    warm, stats = _run(tmp_path, accel=True, pipelining=pipelining)
     assert warm == plain, "\n".join(_differences(plain, warm)[:20])
     runner = stats["run"]["paths"]["runner"]
     # 3 hosts x 13 module tasks; the first modules of a kind go the ordinary way while a runner starts.
@@ -144,7 +131,7 @@ def test_results_are_the_same_with_the_runner(tmp_path, pipelining):
 
 
 def test_switched_off_the_runner_runs_nothing(tmp_path):
-    _, stats = _run(tmp_path, "off-runner", accel=True, pipelining=True, runner=False)
+    _, stats = _run(tmp_path, accel=True, pipelining=True, runner=False)
     assert stats["runner"]["active"] is False and stats["run"]["paths"]["runner"]["native"] == 0
 
 

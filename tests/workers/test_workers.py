@@ -4,14 +4,14 @@ counters."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 
-BIN = os.path.dirname(sys.executable)
 HERE = os.path.dirname(os.path.abspath(__file__))
-RESULTS_CALLBACK = os.path.join(os.path.dirname(os.path.dirname(HERE)), "benches", "e2e", "callback_plugins")
+sys.path.insert(0, os.path.dirname(HERE))
+from _playbook_run import run_playbook  # noqa: E402
+
 PLAY = """\
 - hosts: all
   gather_facts: false
@@ -24,19 +24,9 @@ PLAY = """\
 
 
 def _run(tmp_path, accel: bool, **extra_env) -> tuple[dict, dict | None]:
-    (tmp_path / "play.yml").write_text(PLAY)
-    (tmp_path / "hosts").write_text("".join(f"w{i} ansible_connection=local ansible_python_interpreter={sys.executable}\n"
-                                            for i in range(3)))
-    results, stats = tmp_path / "results.json", tmp_path / "stats.json"
-    stats.unlink(missing_ok=True)
-    env = dict(os.environ, ANSIBLE_ACTION_PLUGINS=os.path.join(HERE, "action_plugins"), ANSIBLE_CALLBACK_PLUGINS=RESULTS_CALLBACK,
-               ANSIBLE_CALLBACKS_ENABLED="e2e_results", E2E_RESULTS_FILE=str(results), ANSIBLE_ACCEL_STATS=str(stats),
-               ANSIBLE_NOCOLOR="1", **extra_env)
-    command = [os.path.join(BIN, "ansible-accel"), "ansible-playbook"] if accel else [os.path.join(BIN, "ansible-playbook")]
-    done = subprocess.run([*command, "-i", str(tmp_path / "hosts"), str(tmp_path / "play.yml")], env=env,
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    return json.loads(results.read_text()), (json.loads(stats.read_text()) if accel else None)
+    _, results, stats = run_playbook(tmp_path, PLAY, [f"w{i}" for i in range(3)], accel,
+                                     {"ANSIBLE_ACTION_PLUGINS": os.path.join(HERE, "action_plugins"), **extra_env})
+    return results, stats
 
 
 def _probe(report: dict) -> dict:
