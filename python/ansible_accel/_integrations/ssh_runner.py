@@ -323,7 +323,7 @@ def _await(state: str, reason: str, event: str) -> tuple[tuple[str, str] | None,
         if found == "ready":
             _counters.extra(PATH, event)
             return detail, None
-        if found != "starting":
+        if found not in ("starting", "none"):  # none: the worker starting it has not written its state yet
             break
         time.sleep(0.01)
     return None, reason
