@@ -226,7 +226,7 @@ bench-e2e-run:
 	"$(VENVS)/py312/bin/python" -m benches.small_playbooks --python "$(VENVS)/py312/bin/python" \
 	  --json "$(ROOT)/bench-results/small-playbooks.json" $(if $(QUICK),--repeats 1 --only one-debug)
 
-# The end-to-end playbook over SSH (the test bed's sshd, tests/ssh/_sshd.py): off, on and Mitogen,
+# The end-to-end playbook over SSH (the test bed's sshd, tests/ssh/_sshd.py): off, on, on+remote and Mitogen,
 # with ansible-core's defaults and with pipelining.
 .PHONY: bench-e2e-ssh
 bench-e2e-ssh: venvs build
