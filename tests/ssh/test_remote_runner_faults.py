@@ -1,7 +1,7 @@
 """Faults around the remote runner, in real ``ansible-playbook`` runs over the test bed's sshd:
 the runner killed between tasks, its directory removed between tasks, the controller killed,
-two controllers against the same host at once.  Each task's result stays the ordinary one; the
-fault is counted; nothing is left on the host.
+two controllers against the same host at once, the SSH connection dropped while a module runs.
+Each task's result stays the ordinary one; the fault is counted; nothing is left on the host.
 
 Where a module ran is read by the module's own command: the parent of the module's process is
 the runner (``server.py``) when it ran warm, the shell of the SSH command when it ran the
@@ -9,14 +9,17 @@ ordinary way."""
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
+import re
 import signal
 import subprocess
 import time
 
 import pytest
-from test_playbook_ssh import BIN, RESULTS_CALLBACK, _cmd
+from test_playbook_ssh import BIN, RESULTS_CALLBACK, _cmd, _differences, _normalise
 from test_remote_runner import REMOTE, wait_no_python
 
 # The module's parent: its pid, then its command line.
@@ -219,3 +222,142 @@ def test_modules_the_runner_refuses_are_counted_after_hand_over(sshd, host_inter
     refused = sum(n for r, n in remote["fallback"].items() if r.startswith("after hand-over: ") and "traceback" in r)
     assert refused >= 4 and remote["native"] == 0, remote
     assert wait_no_python(sshd) == []
+
+
+def _parent(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return int(handle.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def _ancestors(pid: int) -> list[int]:
+    found = []
+    while (pid := _parent(pid)) > 1:
+        found.append(pid)
+    return found
+
+
+def _control_master(sshd, address: str = "127.0.0.1") -> int:
+    """The pid of the ControlPersist master of ``address``, asked of the master itself through
+    the ControlPath ansible-core names (``CONTROL_PATH_DIR/`` and the first 10 hex digits of
+    the SHA-1 of ``HOST-PORT-USER``)."""
+    digest = hashlib.sha1(f"{address}-{sshd.port}-{sshd.user}".encode()).hexdigest()[:10]
+    done = subprocess.run(["ssh", *sshd.ssh_options(), "-o", f"ControlPath={os.path.join(sshd.control_dir, digest)}",
+                           "-O", "check", "-p", str(sshd.port), f"{sshd.user}@{address}"],
+                          capture_output=True, text=True, timeout=30)
+    found = re.search(r"Master running \(pid=(\d+)\)", done.stderr)
+    assert found, done.stderr
+    return int(found.group(1))
+
+
+def _end_control_masters(sshd) -> None:
+    """No ControlPersist connection left from before: each run opens its own."""
+    for pid in sshd.control_masters():
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 30
+    while sshd.control_masters():
+        assert time.monotonic() < deadline, sshd.control_masters()
+        time.sleep(0.05)
+
+
+DROPS = ["sshd killed", "control master killed"]
+
+
+def _dropped_run(sshd, host_interpreters, tmp_path, remote_tmp, marker: str, drop: str, accel: bool) -> dict:
+    """One run of the play whose task is cut off by ``drop`` while it runs, accelerator off
+    (plain ``ansible-playbook``) or on with the remote runner: what ansible-core reported, what
+    the task's module wrote on the host, and where the module ran."""
+    tmp_path.mkdir()
+    env, results, stats = _environment(tmp_path)
+    if not accel:
+        env = {k: v for k, v in env.items() if not k.startswith("ANSIBLE_ACCEL_")}
+    playbook = tmp_path / "play.yml"
+    playbook.write_text(_play({"shell": f"echo started >> {marker}; sleep 5; echo ended >> {marker}",
+                               "ignore_unreachable": True}, *AGAIN))
+    command = [os.path.join(BIN, "ansible-accel"), "ansible-playbook"] if accel else [os.path.join(BIN, "ansible-playbook")]
+    _end_control_masters(sshd)
+    started = time.monotonic()
+    process = subprocess.Popen([*command, "-i", _inventory(sshd, host_interpreters, tmp_path, remote_tmp), str(playbook)],
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not (sleeps := [p for p in sshd.host_processes() if _cmd(p).startswith("sleep 5 ")]):
+            assert process.poll() is None, process.stdout.read()[-3000:]
+            assert time.monotonic() < deadline, "the task did not start"
+            time.sleep(0.05)
+        module = [_cmd(p) for p in _ancestors(sleeps[0])]
+        # The task's shell: the command sshd started for it (the keeper's host side is Python).
+        shells = [p for p in sshd.host_processes() if _cmd(p).startswith("/bin/sh -c ")
+                  and _cmd(_parent(p)).startswith("sshd: ")]
+        assert len(shells) == 1, [_cmd(p) for p in sshd.host_processes()]
+        serving = _parent(shells[0])
+        # The keeper's host side: ``PYTHON -I -S RDIR/remote.py RDIR IDLE``, and the process serving it.
+        keepers = [(_cmd(p), _parent(p)) for p in sshd.host_processes() if "/remote.py " in _cmd(p)]
+        if drop == "sshd killed":
+            victim = serving
+        else:
+            victim = _control_master(sshd)
+        os.kill(victim, signal.SIGKILL)
+        out, _ = process.communicate(timeout=900)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        process.stdout.close()
+    took = time.monotonic() - started
+    left = wait_no_python(sshd, 90)
+    with open(results) as handle:
+        report = _normalise(json.load(handle))
+    with open(marker) as handle:
+        written = handle.read()
+    os.unlink(marker)
+    counters = None
+    if accel:
+        with open(stats) as handle:
+            counters = json.load(handle)
+    return {"rc": process.returncode, "report": report, "out": out, "written": written, "module": module,
+            "keepers": keepers, "serving": serving, "left": left, "took": took,
+            "stats": counters}
+
+
+@pytest.mark.parametrize("drop", DROPS)
+def test_the_connection_dropped_mid_task(sshd, host_interpreters, tmp_path, remote_tmp, drop):
+    """The SSH connection dropped while a module runs on the host: its sshd process (the one
+    serving the task's shell) or the controller's ControlPersist master killed (SIGKILL), once
+    with plain ``ansible-playbook`` and once with the remote runner, the module in the runner.
+    The task's outcome as ansible-core reports it (unreachable, its message), the next tasks'
+    results (the task ignores unreachable hosts, so they run on a new connection) and the exit
+    status are the same; the module ran once, to its end, as without the runner; the modules
+    after the drop run in a new runner; and no process of the run nor the runner's directory
+    is left on the host."""
+    marker = str(tmp_path / "marker")
+    plain = _dropped_run(sshd, host_interpreters, tmp_path / "plain", remote_tmp, marker, drop, accel=False)
+    fast = _dropped_run(sshd, host_interpreters, tmp_path / "accel", remote_tmp, marker, drop, accel=True)
+    remote = _remote(fast["stats"])
+    print(f"\n{drop}: plain {plain['took']:.1f} s, status {plain['rc']}; remote runner {fast['took']:.1f} s, "
+          f"status {fast['rc']}\n{json.dumps(remote, sort_keys=True)}")
+    dropped = [t for t in _tasks(plain["report"]) if t["status"] == "unreachable"]
+    print(json.dumps(dropped, indent=1))
+    # The module of the dropped task ran in the runner, whose keeper's channel shares the connection.
+    assert any("server.py" in c for c in fast["module"]) and not any("server.py" in c for c in plain["module"])
+    assert [serving for _, serving in fast["keepers"]] == [fast["serving"]], fast["keepers"]
+    assert fast["rc"] == plain["rc"], (plain["out"][-2000:], fast["out"][-2000:])
+    (before, before_cmd), (after, after_cmd) = (_registered(_tasks(fast["report"]), n) for n in range(2))
+    assert "server.py" in before_cmd and "server.py" in after_cmd and after != before, (before_cmd, after_cmd)
+    for report in (plain["report"], fast["report"]):  # the module's parent differs by nature
+        for task in _tasks(report):
+            if task["result"].get("cmd") == WHERE:
+                task["result"]["stdout"] = task["result"]["stdout_lines"] = "X"
+    assert fast["report"] == plain["report"], "\n".join(_differences(plain["report"], fast["report"])[:20])
+    assert len(dropped) == 1 and dropped[0]["action"] in ("shell", "ansible.builtin.shell"), _tasks(plain["report"])
+    assert _pings(_tasks(plain["report"])) == ["first", "second", "after"], plain["out"][-3000:]
+    assert fast["written"] == plain["written"] == "started\nended\n", (plain["written"], fast["written"])
+    assert plain["left"] == [] and fast["left"] == [], (plain["left"], fast["left"])
+    assert _runners(remote_tmp) == []
+    runs = [os.path.join(remote_tmp, n, r) for n in os.listdir(remote_tmp) if n.startswith("ansible-accel-")
+            for r in os.listdir(os.path.join(remote_tmp, n))]
+    assert all(os.listdir(r) == [] for r in runs), {r: os.listdir(r) for r in runs}
