@@ -387,6 +387,11 @@ def _start(connection, interpreter, source, remote_key, state, generation) -> st
     with open(state + ".out", "wb") as out, open(state + ".err", "wb") as err:
         keeper = subprocess.Popen(ssh_command, stdin=_State.lifeline[0], stdout=out, stderr=err, start_new_session=True,
                                   close_fds=True)
+    # Its command line, by which it is known (a reused pid is not it), shows once its exec is
+    # done, which can be after Popen returns.
+    deadline = time.monotonic() + 2.0
+    while not _keeper_alive(keeper.pid, rdir) and keeper.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.002)
     with open(state + ".keeper.tmp", "w") as handle:
         handle.write(f"{keeper.pid}\n{rdir}\n{client}\n")
     os.replace(state + ".keeper.tmp", state + ".keeper")
