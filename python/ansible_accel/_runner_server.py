@@ -18,6 +18,9 @@ by a fresh interpreter exec'd in the child (the ordinary way, once).
 It ends when LIFELINE_FD reads end-of-file (the controller and every process it forked are
 gone) or on SIGTERM.  docs/runner.md describes the protocol and what a child inherits.
 
+It runs on Python 3.8 and later (the remote runner serves hosts with interpreters older than the
+controller's; docs/runner-ssh.md lists what differs before 3.11).
+
 One file, longer than the project's others: it is run by path with whatever interpreter the
 modules name, so it cannot import a package of its own (and must import nothing before the
 probe).
@@ -590,8 +593,12 @@ class _Child:
             if server.pidfds:
                 os.close(pidfd)
         server.running = {}
-        for fd in server.wakeup:
-            os.close(fd)
+        if server.wakeup:
+            import signal
+
+            signal.set_wakeup_fd(-1)  # before its pipe is closed: no signal writes to that number
+            for fd in server.wakeup:
+                os.close(fd)
         os.close(server.lifeline_fd)
         os.close(server.lock_fd)
 
