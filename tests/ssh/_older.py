@@ -30,11 +30,21 @@ def target_minimum() -> tuple[int, int]:
     return int(found[1]), int(found[2])
 
 
-def older_interpreters() -> list[str]:
+# Where tests that run in every test environment take each older interpreter from, unless
+# ANSIBLE_ACCEL_TESTS_ALL_INTERPRETERS=1 (then: every environment whose ansible-core supports it):
+# 3.8 from 2.19's (Python 3.11), the only one that supports it; 3.9 and 3.10 from 3.12's, as the
+# runs over sshd are.
+HOME = {(3, 8): (3, 11), (3, 9): (3, 12), (3, 10): (3, 12)}
+ALL_ENVIRONMENTS = os.environ.get("ANSIBLE_ACCEL_TESTS_ALL_INTERPRETERS") == "1"
+
+
+def older_interpreters(home_only: bool = False) -> list[str]:
     """Paths of the interpreters older than 3.11 that this ansible-core supports on targets,
-    oldest first (missing ones are kept: a test on one fails, as the test bed should have them)."""
+    oldest first (missing ones are kept: a test on one fails, as the test bed should have them);
+    with ``home_only``, only those this environment is the home of (see HOME)."""
     low = target_minimum()
-    return [f"{PYENV}/{full}/bin/python{v[0]}.{v[1]}" for v, full in sorted(OLDER.items()) if v >= low]
+    return [f"{PYENV}/{full}/bin/python{v[0]}.{v[1]}" for v, full in sorted(OLDER.items())
+            if v >= low and (not home_only or ALL_ENVIRONMENTS or HOME[v] == sys.version_info[:2])]
 
 
 def build_observe_any(work) -> str:
