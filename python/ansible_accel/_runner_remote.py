@@ -36,13 +36,15 @@ import signal
 import sys
 import time
 
+# Written so that interpreters older than the floor parse it (no syntax of 3.8 or later) and
+# get the refusal, not a SyntaxError.
 INSTALL = r"""
 import json, os, stat, sys
 def say(**kw):
     sys.stdout.write(json.dumps(kw) + "\n")
     raise SystemExit(0)
-if sys.version_info < (3, 11):
-    say(ok=False, reason="interpreter %d.%d is older than the runner supports (3.11)" % sys.version_info[:2])
+if sys.version_info < (3, 8):
+    say(ok=False, reason="interpreter %d.%d is older than the runner supports (3.8)" % sys.version_info[:2])
 data = sys.stdin.buffer.read()
 try:
     uid, path = os.getuid(), os.path.expanduser(sys.argv[1])
@@ -92,7 +94,10 @@ if os.path.exists(client):
             finally:
                 os._exit(127)
         os.close(write)
-        while chunk := os.read(read, 64):
+        while True:
+            chunk = os.read(read, 64)
+            if not chunk:
+                break
             out += chunk
         os.close(read)
         native = os.waitpid(pid, 0)[1] == 0 and out == b"ansible-accel-run 1\n"  # protocol version 1
@@ -212,7 +217,7 @@ def _ended(pid):
         return None
     if os.WIFSIGNALED(status):
         return f"the runner was killed (signal {os.WTERMSIG(status)})"
-    return f"the runner ended (status {os.waitstatus_to_exitcode(status)})"
+    return f"the runner ended (status {os.WEXITSTATUS(status)})"
 
 
 def supervise(rdir, idle):

@@ -18,6 +18,9 @@ by a fresh interpreter exec'd in the child (the ordinary way, once).
 It ends when LIFELINE_FD reads end-of-file (the controller and every process it forked are
 gone) or on SIGTERM.  docs/runner.md describes the protocol and what a child inherits.
 
+It runs on Python 3.8 and later (the remote runner serves hosts with interpreters older than the
+controller's; docs/runner-ssh.md lists what differs before 3.11).
+
 One file, longer than the project's others: it is run by path with whatever interpreter the
 modules name, so it cannot import a package of its own (and must import nothing before the
 probe).
@@ -27,7 +30,10 @@ import sys
 
 # A fresh interpreter's state at start, taken before anything else is imported.
 _STARTUP_MODULES = frozenset(sys.modules)
-_STARTUP_PATH_TAIL = list(sys.path) if sys.flags.safe_path else list(sys.path[1:])
+# Python 3.8 to 3.10 have no sys.flags.safe_path (-P, PYTHONSAFEPATH): sys.path[0] is always the
+# script's directory there.
+_SAFE_PATH = getattr(sys.flags, "safe_path", False)
+_STARTUP_PATH_TAIL = list(sys.path) if _SAFE_PATH else list(sys.path[1:])
 _BUILTINS = __builtins__
 
 PROBE_EXIT = "ansible-accel-probe"
@@ -308,8 +314,19 @@ class Server:
         self.socket_inode = os.stat(socket_path).st_ino
         self.selector.register(self.listener, selectors.EVENT_READ, self._accept)
         self.selector.register(lifeline_fd, selectors.EVENT_READ, self._lifeline)
-        self.running = {}  # pidfd -> (pid, connection)
+        self.running = {}  # pidfd (pid without pidfds) -> (pid, connection)
         self.done = False
+        self.pidfds = _pidfds_work()
+        self.wakeup = ()
+        if not self.pidfds:
+            # Python 3.8 (or a kernel before Linux 5.3): a child's end is seen by SIGCHLD, whose
+            # arrival the interpreter writes to this pipe, then by waitpid.
+            import signal
+
+            self.wakeup = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+            signal.set_wakeup_fd(self.wakeup[1], warn_on_full_buffer=False)
+            signal.signal(signal.SIGCHLD, _on_sigchld)
+            self.selector.register(self.wakeup[0], selectors.EVENT_READ, self._reap)
 
     def serve(self):
         """Serve until the lifeline ends; returns None there, or in a forked child the
@@ -466,20 +483,46 @@ class Server:
             os.kill(pid, 9)  # the client is gone before the module started: it never runs
         finally:
             os.close(go_w)
-        pidfd = os.pidfd_open(pid)
-        self.running[pidfd] = (pid, connection)
-        self.selector.register(pidfd, selectors.EVENT_READ, self._exited)
+        if self.pidfds:
+            pidfd = os.pidfd_open(pid)
+            self.running[pidfd] = (pid, connection)
+            self.selector.register(pidfd, selectors.EVENT_READ, self._exited)
+        else:
+            self.running[pid] = (pid, connection)  # its SIGCHLD, even one already come, wakes _reap
         self.selector.register(connection, selectors.EVENT_READ, self._client_event)
+        return None
+
+    def _reap(self, wakeup):
+        """Without pidfds: the children that have ended, once a SIGCHLD has come."""
+        import os
+
+        try:
+            while os.read(wakeup, 512):
+                pass
+        except BlockingIOError:
+            pass
+        for pid, connection in list(self.running.values()):
+            try:
+                done, status = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done, status = pid, 0xFF00  # reaped elsewhere: nothing to tell but a failure
+            if done == pid:
+                del self.running[pid]
+                self._tell_end(connection, status)
         return None
 
     def _exited(self, pidfd):
         import os
-        import struct
 
         pid, connection = self.running.pop(pidfd)
         self.selector.unregister(pidfd)
         os.close(pidfd)
         _, status = os.waitpid(pid, 0)
+        self._tell_end(connection, status)
+
+    def _tell_end(self, connection, status):
+        import struct
+
         try:
             self.selector.unregister(connection)
         except KeyError:
@@ -547,8 +590,15 @@ class _Child:
         self.connection.close()
         for pidfd, (_pid, connection) in server.running.items():
             connection.close()
-            os.close(pidfd)
+            if server.pidfds:
+                os.close(pidfd)
         server.running = {}
+        if server.wakeup:
+            import signal
+
+            signal.set_wakeup_fd(-1)  # before its pipe is closed: no signal writes to that number
+            for fd in server.wakeup:
+                os.close(fd)
         os.close(server.lifeline_fd)
         os.close(server.lock_fd)
 
@@ -584,6 +634,24 @@ class _Child:
         for target, fd in enumerate(self.fds[:3]):
             os.dup2(fd, target)
         _set_environ(request.environ())
+
+
+def _pidfds_work():
+    """Whether a child's end can be waited for with a pidfd (Python 3.9 and later on Linux 5.3
+    and later)."""
+    import os
+
+    if not hasattr(os, "pidfd_open"):
+        return False
+    try:
+        os.close(os.pidfd_open(os.getpid()))
+    except OSError:
+        return False
+    return True
+
+
+def _on_sigchld(_signum, _frame):
+    """The runner's SIGCHLD handler where there are no pidfds: the wakeup pipe does the work."""
 
 
 def _make_immortal(gc):
@@ -820,8 +888,9 @@ def _enter_main(request, filename, from_stdin):
     import os
 
     sys.argv = [""] if from_stdin else [os.fsdecode(a) for a in request.argv[1:]]
-    sys.orig_argv = [os.fsdecode(a) for a in request.argv]
-    if sys.flags.safe_path:
+    if hasattr(sys, "orig_argv"):  # 3.10 and later: an older interpreter has none to set
+        sys.orig_argv = [os.fsdecode(a) for a in request.argv]
+    if _SAFE_PATH:
         sys.path = list(_STARTUP_PATH_TAIL)
     else:
         head = "" if from_stdin else os.path.dirname(os.path.realpath(filename))
@@ -1025,12 +1094,18 @@ def _strings_of(code, skip=None):
     return found
 
 
+# The line table's attribute: co_lnotab before Python 3.10 (deprecated from 3.12 on).
+_LINE_TABLE = "co_linetable" if sys.version_info >= (3, 10) else "co_lnotab"
+
+
 def _code_shape(code):
-    """Everything of a code object that compiling its source determines, nested ones included."""
+    """Everything of a code object that compiling its source determines, nested ones included
+    (co_exceptiontable and co_qualname exist from Python 3.11 on)."""
     code_type = type(code)
     return (
-        code.co_code, code.co_linetable, code.co_exceptiontable, code.co_names, code.co_varnames,
-        code.co_cellvars, code.co_freevars, code.co_filename, code.co_name, code.co_qualname,
+        code.co_code, getattr(code, _LINE_TABLE), getattr(code, "co_exceptiontable", None), code.co_names,
+        code.co_varnames, code.co_cellvars, code.co_freevars, code.co_filename, code.co_name,
+        getattr(code, "co_qualname", None),
         code.co_firstlineno, code.co_flags, code.co_argcount, code.co_posonlyargcount,
         code.co_kwonlyargcount, code.co_stacksize, code.co_nlocals,
         tuple(_code_shape(c) if type(c) is code_type else (type(c), c) for c in code.co_consts),
@@ -1226,12 +1301,23 @@ def _load_modside(socket_path):
     _MODSIDE = module
 
 
+def _own_argv0():
+    """The interpreter's argv[0] as it was started (``sys.orig_argv``, which Python 3.8 and 3.9
+    lack: there, the first entry of ``/proc/self/cmdline``)."""
+    if hasattr(sys, "orig_argv"):
+        return sys.orig_argv[0]
+    import os
+
+    with open("/proc/self/cmdline", "rb") as handle:
+        return os.fsdecode(handle.read().split(b"\0", 1)[0])
+
+
 def main():
     import os
 
     socket_path, lifeline_fd, lock_fd, probe_path, log_path = sys.argv[1:6]
     _close_all_but({0, 1, 2, int(lifeline_fd), int(lock_fd)})
-    _State.interpreter = sys.orig_argv[0]
+    _State.interpreter = _own_argv0()
     _State.fallbacks_path = socket_path + ".fallbacks"
     _State.socket_path = socket_path
     try:

@@ -14,19 +14,23 @@ import _sshd
 
 # The runs over the test bed's sshd reach hosts on all three interpreters from any controller:
 # they are made from Python 3.12's environment only (ANSIBLE_ACCEL_TESTS_ALL_INTERPRETERS=1: from
-# each), which keeps make test within its time.
-ONE_CONTROLLER = sys.version_info[:2] != (3, 12) and os.environ.get("ANSIBLE_ACCEL_TESTS_ALL_INTERPRETERS") != "1"
+# each), which keeps make test within its time.  A test naming another environment
+# (``test.controller = (3, 11)``) is made from that one instead.
+ALL_CONTROLLERS = os.environ.get("ANSIBLE_ACCEL_TESTS_ALL_INTERPRETERS") == "1"
+DEFAULT_CONTROLLER = (3, 12)
 
 
 def pytest_collection_modifyitems(config, items):
-    if not ONE_CONTROLLER:
+    if ALL_CONTROLLERS:
         return
-    skip = pytest.mark.skip(reason="runs over sshd are made from Python 3.12's environment only "
-                                   "(ANSIBLE_ACCEL_TESTS_ALL_INTERPRETERS=1: from each)")
     here = os.path.dirname(os.path.abspath(__file__))
     for item in items:
-        if "sshd" in getattr(item, "fixturenames", ()) and str(item.fspath).startswith(here):
-            item.add_marker(skip)
+        if "sshd" not in getattr(item, "fixturenames", ()) or not str(item.fspath).startswith(here):
+            continue
+        controller = getattr(getattr(item, "function", None), "controller", DEFAULT_CONTROLLER)
+        if controller != sys.version_info[:2]:
+            item.add_marker(pytest.mark.skip(reason=f"runs over sshd are made from Python {controller[0]}.{controller[1]}'s "
+                                                    "environment only (ANSIBLE_ACCEL_TESTS_ALL_INTERPRETERS=1: from each)"))
 
 
 @pytest.fixture(scope="session")

@@ -21,6 +21,7 @@ import pytest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "runner"))
 import _sshd
 import ansible_accel
+from _older import build_observe_any, older_interpreters
 from _runner_support import INTERPRETER, build_scripts, normalized
 from ansible_accel import _runner_pool
 
@@ -123,10 +124,17 @@ def _cmdline(pid: int) -> str:
         return ""
 
 
-# The hosts' interpreters: this environment's, and the other test environments' base Pythons
-# (the scripts are this ansible-core's, which runs on each of them as a target).
+# The hosts' interpreters: this environment's, the other test environments' base Pythons, and
+# the older ones this ansible-core supports on targets (3.8 on 2.19; 3.9 and 3.10) (the scripts
+# are this ansible-core's, which runs on each of them as a target).
+OLDER_PYTHONS = older_interpreters()
 HOST_PYTHONS = [INTERPRETER] + [path for version, path in sorted(_sshd.interpreters().items())
-                                if version != f"{sys.version_info[0]}.{sys.version_info[1]}"]
+                                if version != f"{sys.version_info[0]}.{sys.version_info[1]}"] + OLDER_PYTHONS
+
+
+@pytest.fixture(scope="module")
+def observe_any(tmp_path_factory) -> str:
+    return build_observe_any(tmp_path_factory.mktemp("observe-any"))
 
 
 def _start(host, tmp_path, scripts, python=INTERPRETER):
@@ -156,7 +164,9 @@ def _wait_gone(sshd, directory, seconds=30) -> list[int]:
 @pytest.mark.parametrize(("end", "python"), [("closed", HOST_PYTHONS[0]), ("killed", HOST_PYTHONS[0]),
                                              *[("closed", p) for p in HOST_PYTHONS[1:]]],
                          ids=lambda v: os.path.basename(v))
-def test_modules_run_warm_over_ssh_and_nothing_is_left(sshd, tmp_path, scripts, end, python):
+def test_modules_run_warm_over_ssh_and_nothing_is_left(request, sshd, tmp_path, scripts, end, python):
+    if python in OLDER_PYTHONS:  # the tests' accel_observe reads what interpreters before 3.11 lack
+        scripts = dict(scripts, observe=request.getfixturevalue("observe_any"))
     host = Host(sshd, tmp_path)
     keeper = None
     try:
@@ -175,6 +185,7 @@ def test_modules_run_warm_over_ssh_and_nothing_is_left(sshd, tmp_path, scripts, 
                 for view in views:
                     view["environ"] = [e for e in view["environ"] if not str(e).startswith(("SSH_CLIENT", "SSH_CONNECTION"))]
                 assert views[1] == views[0]
+                assert views[0]["executable"] == python
             else:
                 assert (warm.returncode, normalized(warm.stdout), normalized(warm.stderr)) == \
                     (plain.returncode, normalized(plain.stdout), normalized(plain.stderr)), name
