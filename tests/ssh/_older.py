@@ -1,18 +1,12 @@
 """Hosts on Python 3.8, 3.9 and 3.10, older than the test environments' interpreters: the ones
-the ansible-core under test supports as targets (3.8 on 2.19; 3.9 on 2.21 and 2.22), and a
-module script that reports what a module sees on any of them."""
+the ansible-core under test supports as targets (3.8 on 2.19; 3.9 on 2.21 and 2.22)."""
 
 from __future__ import annotations
 
-import glob
 import os
 import re
-import subprocess
 import sys
-import textwrap
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-BIN = os.path.dirname(sys.executable)
 PYENV = "/root/.pyenv/versions"
 OLDER = {(3, 8): "3.8.18", (3, 9): "3.9.18", (3, 10): "3.10.13"}
 # Older than the runner supports: the installer refuses it.
@@ -45,25 +39,3 @@ def older_interpreters(home_only: bool = False) -> list[str]:
     low = target_minimum()
     return [f"{PYENV}/{full}/bin/python{v[0]}.{v[1]}" for v, full in sorted(OLDER.items())
             if v >= low and (not home_only or ALL_ENVIRONMENTS or HOME[v] == sys.version_info[:2])]
-
-
-def build_observe_any(work) -> str:
-    """The AnsiBallZ script this environment's ansible-playbook writes for ``accel_observe_any``
-    (``library/``), the view of ``tests/runner/library/accel_observe.py`` on any Python 3.8+."""
-    keep = work / "remote"
-    (work / "play.yml").write_text(textwrap.dedent("""\
-        - hosts: localhost
-          gather_facts: false
-          tasks:
-            - accel_observe_any: {mutate: false}
-        """))
-    (work / "inventory").write_text(f"localhost ansible_connection=local ansible_python_interpreter={sys.executable}\n")
-    env = dict(os.environ, ANSIBLE_LIBRARY=os.path.join(HERE, "library"), ANSIBLE_KEEP_REMOTE_FILES="1",
-               ANSIBLE_REMOTE_TMP=str(keep), ANSIBLE_ACCEL="0", ANSIBLE_PIPELINING="0", ANSIBLE_NOCOLOR="1",
-               ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_INVENTORY_UNPARSED_WARNING="0")
-    env.pop("ANSIBLE_CALLBACKS_ENABLED", None)
-    done = subprocess.run([os.path.join(BIN, "ansible-playbook"), "-i", str(work / "inventory"), str(work / "play.yml")],
-                          cwd=work, env=env, capture_output=True, text=True, timeout=600, check=False)
-    found = glob.glob(str(keep / "*" / "AnsiballZ_accel_observe_any.py"))
-    assert done.returncode == 0 and len(found) == 1, done.stdout[-2000:] + done.stderr[-2000:]
-    return found[0]

@@ -19,7 +19,7 @@ import pytest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "runner"))
 import _runner_support
 import ansible_accel
-from _older import build_observe_any, older_interpreters
+from _older import older_interpreters
 from _runner_support import INTERPRETER, Runner, build_scripts, normalized
 
 CLIENT = os.path.join(os.path.dirname(ansible_accel.__file__), "_runner_remote_client.py")
@@ -31,23 +31,15 @@ def built(tmp_path_factory) -> dict[str, str]:
     return build_scripts(tmp_path_factory.mktemp("scripts"))
 
 
-@pytest.fixture(scope="module")
-def observe_any(tmp_path_factory) -> str:
-    return build_observe_any(tmp_path_factory.mktemp("observe-any"))
-
-
 @pytest.fixture(params=[INTERPRETER, *older_interpreters(home_only=True)], ids=os.path.basename)
 def python(request) -> str:
     return request.param
 
 
 @pytest.fixture
-def scripts(request, built, python) -> dict[str, str]:
-    """The scripts; on an interpreter older than 3.11, observe is ``accel_observe_any``'s (the
-    tests' ``accel_observe`` reads what those interpreters lack)."""
-    if python == INTERPRETER:
-        return built
-    return dict(built, observe=request.getfixturevalue("observe_any"))
+def scripts(built, python) -> dict[str, str]:
+    """The scripts (the same on every interpreter: ``accel_observe`` runs on 3.8 and later)."""
+    return built
 
 
 @pytest.fixture

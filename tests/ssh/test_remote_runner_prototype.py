@@ -21,7 +21,7 @@ import pytest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "runner"))
 import _sshd
 import ansible_accel
-from _older import build_observe_any, older_interpreters
+from _older import older_interpreters
 from _runner_support import INTERPRETER, build_scripts, normalized
 from ansible_accel import _runner_pool
 
@@ -132,11 +132,6 @@ HOST_PYTHONS = [INTERPRETER] + [path for version, path in sorted(_sshd.interpret
                                 if version != f"{sys.version_info[0]}.{sys.version_info[1]}"] + OLDER_PYTHONS
 
 
-@pytest.fixture(scope="module")
-def observe_any(tmp_path_factory) -> str:
-    return build_observe_any(tmp_path_factory.mktemp("observe-any"))
-
-
 def _start(host, tmp_path, scripts, python=INTERPRETER):
     directory = str(tmp_path / "remote" / "ansible-accel-run")
     os.makedirs(os.path.dirname(directory), mode=0o700)
@@ -164,9 +159,7 @@ def _wait_gone(sshd, directory, seconds=30) -> list[int]:
 @pytest.mark.parametrize(("end", "python"), [("closed", HOST_PYTHONS[0]), ("killed", HOST_PYTHONS[0]),
                                              *[("closed", p) for p in HOST_PYTHONS[1:]]],
                          ids=lambda v: os.path.basename(v))
-def test_modules_run_warm_over_ssh_and_nothing_is_left(request, sshd, tmp_path, scripts, end, python):
-    if python in OLDER_PYTHONS:  # the tests' accel_observe reads what interpreters before 3.11 lack
-        scripts = dict(scripts, observe=request.getfixturevalue("observe_any"))
+def test_modules_run_warm_over_ssh_and_nothing_is_left(sshd, tmp_path, scripts, end, python):
     host = Host(sshd, tmp_path)
     keeper = None
     try:

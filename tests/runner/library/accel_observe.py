@@ -1,5 +1,9 @@
 #!/usr/bin/python
-"""Reports what a module can observe of the interpreter it runs in (for the runner's tests)."""
+"""Reports what a module can observe of the interpreter it runs in (for the runner's tests, and
+the remote runner's on hosts' interpreters, Python 3.8 and later).  What an interpreter lacks is
+reported as absent (``sys.orig_argv`` before 3.10, code objects' ``co_linetable`` before 3.10,
+``co_exceptiontable``, ``co_qualname`` and ``co_positions()`` before 3.11), so a runner that set
+it where a fresh interpreter has none shows."""
 
 from __future__ import annotations
 
@@ -32,12 +36,17 @@ def _limits():
     return {n: list(resource.getrlimit(n)) for n in range(16)}
 
 
+ABSENT = "absent"
+
+
 def _code_shape(code):
     code_type = type(code)
-    return (code.co_code, code.co_linetable, code.co_exceptiontable, code.co_names, code.co_varnames,
-            code.co_cellvars, code.co_freevars, code.co_filename, code.co_name, code.co_qualname,
+    lines = code.co_linetable if sys.version_info >= (3, 10) else code.co_lnotab
+    positions = list(code.co_positions()) if hasattr(code, "co_positions") else ABSENT
+    return (code.co_code, lines, getattr(code, "co_exceptiontable", ABSENT), code.co_names, code.co_varnames,
+            code.co_cellvars, code.co_freevars, code.co_filename, code.co_name, getattr(code, "co_qualname", ABSENT),
             code.co_firstlineno, code.co_flags, code.co_argcount, code.co_posonlyargcount,
-            code.co_kwonlyargcount, code.co_stacksize, list(code.co_positions()),
+            code.co_kwonlyargcount, code.co_stacksize, positions,
             tuple(_code_shape(c) if type(c) is code_type else (type(c).__name__, c) for c in code.co_consts))
 
 
@@ -92,7 +101,8 @@ def main():
 
     observed = dict(
         argv=sys.argv,
-        orig_argv=sys.orig_argv,
+        orig_argv=getattr(sys, "orig_argv", ABSENT),
+        version=list(sys.version_info),
         executable=sys.executable,
         path=sys.path,
         modules=list(sys.modules),
