@@ -226,12 +226,15 @@ def status() -> dict:
 
 def _module_side() -> dict:
     """Argument validation, no_log scrubbing and (2.22) masking inside the modules warm runners run: whether
-    they are used, and the counts the modules of this controller's runners reported."""
+    they are used, and the counts the modules of this controller's runners (local, and remote on
+    hosts that have the package) reported."""
     import sys
 
     from . import _runner_modside
 
+    remote = sys.modules.get(f"{__package__}._integrations.ssh_runner")
+    remote_entries = remote.module_side_entries() if remote is not None else ()
     pool = sys.modules.get(f"{__package__}._runner_pool")
     if pool is None:
-        return _runner_modside.status(None, False)
-    return _runner_modside.status(pool._Pool.rundir, _paths["runner"].active, pool.RUNNER_SCRIPT)
+        return _runner_modside.status(None, False, remote_entries=remote_entries)
+    return _runner_modside.status(pool._Pool.rundir, _paths["runner"].active, pool.RUNNER_SCRIPT, remote_entries)

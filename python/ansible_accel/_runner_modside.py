@@ -355,22 +355,26 @@ def loaded_by(runner_script):
     return _wired[runner_script]
 
 
-def status(rundir, runner_active, runner_script=None):
+def status(rundir, runner_active, runner_script=None, remote_entries=()):
     """``status()["module_side"]``: whether module runs in warm runners use the paths, and
     their counts so far, read from ``*.modside`` in ``rundir`` (this controller's runners),
     with those of the modules fresh interpreters ran with the opt-in (``target_record``;
-    ``target_modules`` of ``modules`` came from there)."""
+    ``target_modules`` of ``modules`` came from there) and those the remote runners' hosts
+    reported (``remote_entries``; ``remote_modules`` of ``modules``)."""
     reason = switched_off()
     if reason is None and not runner_active:
         reason = "the runner path is off"
     if reason is None and runner_script is not None and not loaded_by(runner_script):
         reason = "the runner does not load the module-side paths"
-    result = {"active": reason is None, "reason": reason, "modules": 0, "target_modules": 0, "fallback": {}}
+    result = {"active": reason is None, "reason": reason, "modules": 0, "target_modules": 0, "remote_modules": 0,
+              "fallback": {}}
     for path in PATHS:
         result[path] = {"native": 0, "fallback": {}}
-    for entry, target in _entries(rundir, target_record):
+    entries = [*_entries(rundir, target_record), *((entry, "remote") for entry in remote_entries if isinstance(entry, dict))]
+    for entry, origin in entries:
         result["modules"] += 1
-        result["target_modules"] += target
+        result["target_modules"] += origin == 1
+        result["remote_modules"] += origin == "remote"
         if "unused" in entry:
             why = str(entry["unused"])
             result["fallback"][why] = result["fallback"].get(why, 0) + 1

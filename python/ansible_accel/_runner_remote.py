@@ -27,7 +27,8 @@ Any of them ends the runner (its lifeline closed, then SIGKILL if it lingers), r
 directory and ends this process, whose end closes the SSH channel.  On its standard output, which
 the controller keeps, it writes ``ready`` once the runner listens, ``fallback: REASON`` for each
 line the clients or the runner append to the socket's fallback file (a module handed over that
-ran the ordinary way after all), and ``ended: WHY`` last.
+ran the ordinary way after all), ``modside: JSON`` for each module run's module-side counts
+(``_runner_modside.flush``), and ``ended: WHY`` last.
 """
 
 import os
@@ -158,11 +159,13 @@ def _has_children(pid):
     return False
 
 
-class _Fallbacks:
-    """Reads the lines appended to the socket's fallback file since the last look."""
+class _Lines:
+    """Says the lines appended to one of the socket's files since the last look, each after
+    ``prefix``: the fallback file, and the module-side counts file (``SOCKET.modside``, one JSON
+    line per module run)."""
 
-    def __init__(self, path):
-        self.path, self.offset, self.partial = path, 0, b""
+    def __init__(self, path, prefix):
+        self.path, self.prefix, self.offset, self.partial = path, prefix, 0, b""
 
     def forward(self):
         try:
@@ -175,7 +178,7 @@ class _Fallbacks:
         *lines, self.partial = (self.partial + data).split(b"\n")
         for line in lines:
             if line.strip():
-                _say("fallback: " + line.decode("utf-8", "replace"))
+                _say(self.prefix + line.decode("utf-8", "replace"))
 
 
 def _start_runner(rdir):
@@ -227,7 +230,7 @@ def supervise(rdir, idle):
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, lambda number, _frame: stop.append(f"signal {number}"))
     pid, lifeline = _start_runner(rdir)
-    fallbacks = _Fallbacks(sock + ".fallbacks")
+    fallbacks, counts = _Lines(sock + ".fallbacks", "fallback: "), _Lines(sock + ".modside", "modside: ")
     ready_inode, why = None, None
     switches, quiet_since = _switches(pid), time.monotonic()
     while why is None:
@@ -242,6 +245,7 @@ def supervise(rdir, idle):
             why = "the channel ended"
             break
         fallbacks.forward()
+        counts.forward()
         why = _ended(pid)
         if why is not None:
             pid = None
@@ -273,6 +277,7 @@ def supervise(rdir, idle):
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
     fallbacks.forward()
+    counts.forward()
     try:
         with open(sock + ".failed", "rb") as handle:
             _say("failed: " + handle.read().decode("utf-8", "replace").strip().replace("\n", " "))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -51,6 +52,11 @@ def test_results_are_the_same_with_the_remote_runner(sshd, host_interpreters, tm
     assert remote["native"] > 0, remote
     other = "python" if client == "native" else "native"
     assert remote["events"][f"{client} client"] == remote["native"] and f"{other} client" not in remote["events"], remote
+    # The hosts' interpreters have no ansible-accel: each module run in a runner says why it ran
+    # without the module-side paths, and the stats file has every one of them.
+    side = stats["module_side"]
+    assert side["remote_modules"] == remote["native"] and side["argspec"]["native"] == 0, side
+    assert sum(side["fallback"].values()) == remote["native"] and all("ansible-accel not importable" in r for r in side["fallback"]), side
     assert not [r for r in remote["fallback"] if r.startswith(("after hand-over", "runner could not start"))], remote
     assert plain_out.count("ok=") == fast_out.count("ok=")
     assert wait_no_python(sshd) == []
@@ -126,6 +132,22 @@ def test_hosts_where_the_runner_cannot_start(sshd, host_interpreters, tmp_path, 
                and wanted in r) == 3 * 4, remote
     said = [line for line in out.splitlines() if "no remote runner on" in line]
     assert len(said) == 3 and all(wanted in line for line in said), said
+    assert wait_no_python(sshd) == []
+
+
+def test_module_side_counts_come_back_from_hosts_that_have_the_package(sshd, tmp_path, remote_tmp):
+    """Hosts whose interpreter is this environment's (ansible-accel installed, the same build):
+    the modules their runners run validate arguments natively, the same results as plain
+    ansible-core, and each run's module-side counts reach the controller's stats file."""
+    runs = [run_playbook(sshd, [sys.executable], tmp_path, accel=accel, pipelining=True, play_text=SMALL_PLAY,
+                         remote_tmp=remote_tmp, extra_env=REMOTE if accel else None) for accel in (False, True)]
+    (plain, _, _), (fast, stats, _) = runs
+    assert fast == plain, "\n".join(_differences(plain, fast)[:20])
+    remote, side = stats["run"]["paths"]["remote_runner"], stats["module_side"]
+    print(f"\nmodule side on the hosts: {json.dumps(side, sort_keys=True)}")
+    assert remote["native"] == 12 and remote["fallback"] == {}, remote  # 3 hosts x 4 modules, all warm
+    assert side["remote_modules"] == side["modules"] == 12 and side["fallback"] == {}, side
+    assert side["argspec"]["native"] >= 12, side  # each module validates its arguments at least once
     assert wait_no_python(sshd) == []
 
 

@@ -115,28 +115,64 @@ def _remove_tree(path: str) -> None:
 
 
 def _at_exit() -> None:
-    """In the controller: fold the fallbacks the hosts reported, then let the runners end
-    (their channels see end-of-file once every worker is gone too)."""
+    """In the controller: let the runners end (their channels see end-of-file once every worker
+    is gone too) and, when a stats file is to be written, wait for their keepers' last lines
+    (up to ``LAST_LINES_WAIT`` seconds); then fold the fallbacks the hosts reported."""
     if os.getpid() != _State.owner_pid:
         return
-    _fold_host_fallbacks()
     if _State.lifeline is not None:
         os.close(_State.lifeline[1])
         _State.lifeline = None
+        if os.environ.get("ANSIBLE_ACCEL_STATS"):
+            _await_keepers(time.monotonic() + LAST_LINES_WAIT)
+    _fold_host_fallbacks()
+
+
+# How long the controller's exit waits for the keepers' last lines (the fallbacks and module-side
+# counts of the modules that ended last) when it writes a stats file.
+LAST_LINES_WAIT = 5.0
+
+
+def _await_keepers(deadline: float) -> None:
+    if not _State.local_dir or not os.path.isdir(_State.local_dir):
+        return
+    for name in sorted(os.listdir(_State.local_dir)):
+        if name.endswith(".keeper"):
+            keeper = _read_lines(os.path.join(_State.local_dir, name))
+            while len(keeper) == 3 and _keeper_alive(int(keeper[0]), keeper[1]) and time.monotonic() < deadline:
+                time.sleep(0.01)
+
+
+def module_side_entries() -> list:
+    """The module-side counts the hosts' runners reported, one entry per module run (hosts
+    where the runner's interpreter has this package, ``_runner_modside``)."""
+    entries = []
+    for name, line in _keeper_lines():
+        if line.startswith("modside: "):
+            try:
+                entries.append(json.loads(line[len("modside: "):]))
+            except ValueError:
+                continue
+    return entries
+
+
+def _keeper_lines():
+    """(file name, line) of every keeper's output this controller kept, ended runners' too."""
+    if not _State.local_dir or not os.path.isdir(_State.local_dir):
+        return
+    for name in sorted(os.listdir(_State.local_dir)):
+        if name.endswith(".out") or ".out." in name:
+            for line in _read_lines(os.path.join(_State.local_dir, name)):
+                yield name, line
 
 
 def _fold_host_fallbacks() -> None:
     """Modules handed to a runner that went the ordinary way on the host after all (the client
     found no runner, or the runner refused them): counted as fallbacks, taken off ``native``."""
-    if not _State.local_dir or not os.path.isdir(_State.local_dir):
-        return
-    for name in sorted(os.listdir(_State.local_dir)):
-        if not name.endswith(".out") and ".out." not in name:
-            continue
-        for line in _read_lines(os.path.join(_State.local_dir, name)):
-            if line.startswith("fallback: "):
-                _counters.fallback(PATH, "after hand-over: " + line[len("fallback: "):])
-                _counters.native(PATH, -1)
+    for _name, line in _keeper_lines():
+        if line.startswith("fallback: "):
+            _counters.fallback(PATH, "after hand-over: " + line[len("fallback: "):])
+            _counters.native(PATH, -1)
 
 
 def _read_lines(path: str) -> list[str]:
