@@ -151,6 +151,56 @@ def test_module_side_counts_come_back_from_hosts_that_have_the_package(sshd, tmp
     assert wait_no_python(sshd) == []
 
 
+ASYNC_PLAY = """\
+- hosts: all
+  gather_facts: false
+  tasks:
+    - ping:
+    - command: sleep 0.2
+      async: 10
+      poll: 1
+    - shell: echo out; echo err >&2; exit 3
+      async: 10
+      poll: 1
+      ignore_errors: true
+    - command: sleep 0.3
+      async: 20
+      poll: 0
+      register: job
+    - command: sleep 2  # the job has ended by the first look at it, in both runs
+    - async_status: {jid: "{{ job.ansible_job_id }}"}
+      register: done
+      until: done.finished
+      retries: 60
+      delay: 0.5
+"""
+_JOB_KEYS = ("ansible_job_id", "results_file", "jid")  # the job's id and file: its own in every run
+
+
+def _without_jobs(value):
+    if isinstance(value, dict):
+        return {k: "X" if k in _JOB_KEYS else _without_jobs(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_jobs(v) for v in value]
+    return value
+
+
+def test_async_tasks_start_in_the_runner(sshd, host_interpreters, tmp_path, remote_tmp):
+    """An ``async`` task's start (``async_wrapper.py``, which starts the module) runs in the
+    host's runner, with and without polling: the same results as plain ansible-core (but the
+    job's own id), no async start counted as a fallback."""
+    runs = [run_playbook(sshd, host_interpreters, tmp_path, accel=accel, pipelining=False, play_text=ASYNC_PLAY,
+                         remote_tmp=remote_tmp, extra_env=REMOTE if accel else None) for accel in (False, True)]
+    (plain, _, _), (fast, stats, _) = runs
+    plain, fast = _without_jobs(plain), _without_jobs(fast)
+    assert fast == plain, "\n".join(_differences(plain, fast)[:20])
+    remote = stats["run"]["paths"]["remote_runner"]
+    print(f"\nasync: {json.dumps(remote, sort_keys=True)}")
+    assert not any("async" in reason for reason in remote["fallback"]), remote
+    assert remote["fallback"] == {} and remote["native"] >= 3 * 7, remote  # ping, 3 async starts, sleep, the polls
+    assert wait_no_python(sshd) == []
+
+
 def test_a_remote_tmp_that_does_not_execute_files_keeps_the_python_client(sshd, host_interpreters, tmp_path):
     """A remote tmp mounted ``noexec``: the native client shipped with the runner cannot run
     there, so the installer drops it and the host's modules go through the Python client, with

@@ -202,29 +202,23 @@ def _route(connection, cmd, in_data, sudoable) -> str | None:
     if not isinstance(cmd, str) or os.getpid() == _State.owner_pid and _State.lifeline is None:
         return None
     parsed = local_runner.parse_module_command(cmd)
-    if parsed is None:
-        kind = local_runner.other_module_run(cmd, in_data)
-        if kind is not None:
-            become = sudoable and getattr(connection, "become", None) is not None
-            _counters.fallback(PATH, "become" if become else kind)
-        return None
-    assignments, interpreter, script, _suffix = parsed
-    if script is None:
-        if not local_runner._is_ansiballz(in_data):
-            if in_data is not None and local_runner._PYTHON_NAME.fullmatch(os.path.basename(interpreter)):
-                _counters.fallback(PATH, "not an AnsiBallZ Python module (old-style, WANT_JSON or binary)")
+    if parsed is not None:
+        assignments, interpreter, script, _suffix = parsed
+        source = _module_source(interpreter, script, in_data)
+        if source is None:
             return None
-        source = in_data
     else:
+        # An async task's start: async_wrapper.py, the AnsiBallZ script this worker has just
+        # written to the host, given the module to start (which it starts fresh, as locally).
+        started = local_runner.parse_async_command(cmd, in_data)
         last = getattr(_transferred, "last", None)
-        if not os.path.basename(script).startswith("AnsiballZ_"):
-            if local_runner._PYTHON_NAME.fullmatch(os.path.basename(interpreter)):
-                _counters.fallback(PATH, "not an AnsiBallZ Python module (old-style, WANT_JSON or binary)")
+        if started is None or last is None or last[0] != started[2]:
+            kind = local_runner.other_module_run(cmd, in_data)
+            if kind is not None:
+                become = sudoable and getattr(connection, "become", None) is not None
+                _counters.fallback(PATH, "become" if become else kind)
             return None
-        if last is None or last[0] != script:
-            _counters.fallback(PATH, "module script not written by this worker")
-            return None
-        source = last[1]
+        assignments, interpreter, source = started[0], started[1], last[1]
     reason = _why_ordinary(connection, sudoable, interpreter)
     if reason is None:
         runner, reason = _runner_for(connection, interpreter, dict(assignments), source)
@@ -235,6 +229,27 @@ def _route(connection, cmd, in_data, sudoable) -> str | None:
     _counters.native(PATH)
     _counters.extra(PATH, f"{client} client")
     return rewrite_command(cmd, sock, native=client == "native")
+
+
+def _module_source(interpreter: str, script: str | None, in_data) -> bytes | None:
+    """The AnsiBallZ script of a module command (on standard input, or the file this worker has
+    just written to the host), or None when it is none of those (counted when it is a Python
+    module run)."""
+    if script is None:
+        if not local_runner._is_ansiballz(in_data):
+            if in_data is not None and local_runner._PYTHON_NAME.fullmatch(os.path.basename(interpreter)):
+                _counters.fallback(PATH, "not an AnsiBallZ Python module (old-style, WANT_JSON or binary)")
+            return None
+        return in_data
+    if not os.path.basename(script).startswith("AnsiballZ_"):
+        if local_runner._PYTHON_NAME.fullmatch(os.path.basename(interpreter)):
+            _counters.fallback(PATH, "not an AnsiBallZ Python module (old-style, WANT_JSON or binary)")
+        return None
+    last = getattr(_transferred, "last", None)
+    if last is None or last[0] != script:
+        _counters.fallback(PATH, "module script not written by this worker")
+        return None
+    return last[1]
 
 
 def _why_ordinary(connection, sudoable, interpreter) -> str | None:
@@ -257,8 +272,8 @@ def rewrite_command(cmd: str, sock: str, native: bool = False) -> str:
     directory removed at that very moment makes the module run the ordinary way, never an
     interpreter that cannot find its script; either client closes descriptor 9 as it starts."""
     executable = shlex.split(cmd)[0]
-    assignments, interpreter, script, suffix = local_runner.parse_module_command(cmd)
-    rest = [script] if script is not None else []
+    assignments, interpreter, script, args, suffix = local_runner._parse_run(cmd, None)
+    rest = [*([script] if script is not None else []), *args]
     client = os.path.join(os.path.dirname(sock), "client" if native else "client.py")
     start = [f"/dev/fd/{CLIENT_FD}"] if native else [interpreter, "-I", "-S", f"/dev/fd/{CLIENT_FD}"]
     warm = local_runner._join(assignments, [*start, sock, interpreter, *rest])
