@@ -66,6 +66,7 @@ LABELS = {"off": "off", "on": "on (runner off)", "runner": "on", "remote": "on+r
 REMOTE_MODES = ("remote", "remote-py")
 NOT_BY_DEFAULT = ("on", "remote-py")
 SETTLE_SECONDS = 30.0
+MAX_LISTEN_ADDRESSES = 16  # sshd's limit on the sockets it listens on
 
 
 def inventory(server: _sshd.Sshd, hosts: int, python: str, remote_tmp: str) -> str:
@@ -248,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benches.e2e.ssh", description=__doc__.split("\n\n")[0])
     parser.add_argument("--python", default=sys.executable, help="interpreter of a venv with ansible and ansible-accel")
     parser.add_argument("--hosts", type=int, default=2, help="host aliases (default 2)")
-    parser.add_argument("--addresses", type=int, default=0, help="loopback addresses to spread them over (default: one each)")
+    parser.add_argument("--addresses", type=int, default=0, help="loopback addresses to spread them over (default: one each, at most 16)")
     parser.add_argument("--mode", action="append", choices=MODES, help="only these modes (default: off, runner (shown as on), remote (on+remote), mitogen)")
     parser.add_argument("--pipelining", choices=("off", "on", "both"), default="both")
     parser.add_argument("--repeats", type=int, default=1)
@@ -261,7 +262,8 @@ def main(argv: list[str] | None = None) -> int:
     skipped = {m: r for m in modes if (r := unavailable(env, m))}
     modes = tuple(m for m in modes if m not in skipped)
     settings = {"off": [False], "on": [True], "both": [False, True]}[options.pipelining]
-    addresses = options.addresses or options.hosts
+    # One loopback address per host alias, up to the 16 addresses sshd listens on at most.
+    addresses = options.addresses or min(options.hosts, MAX_LISTEN_ADDRESSES)
     report = {"started": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
               "playbook": options.playbook, "hosts": options.hosts, "addresses": addresses, "repeats": options.repeats,
               "modes": list(modes), "skipped": skipped, "finished": False,
