@@ -121,7 +121,8 @@ test-rust:
 
 # The three interpreters' runs at once (tests/run_pytest.py): most of a run's time is spent
 # waiting on playbooks, modules and timeouts, not computing.  Each run's output follows.
-test-py:
+# tests/test_execution_environment.py runs the packaging environment's ansible-builder.
+test-py: $(VENVS)/packaging/.ready-1
 	"$(VENVS)/py312/bin/python" tests/run_pytest.py --log-dir "$(CACHE)/pytest" \
 	  "$(VENVS)/py311/bin/python" "$(VENVS)/py312/bin/python" "$(VENVS)/py313/bin/python" \
 	  -- -q -p no:cacheprovider --durations=25 tests
@@ -289,5 +290,5 @@ fuzz-other:
 	     $(wildcard tests/argspec/test_real_specs.py) $$full || exit $$?; \
 	 done
 
-fuzz-malloc:
+fuzz-malloc: $(VENVS)/packaging/.ready-1
 	PYTHONMALLOC=debug "$(VENVS)/py313/bin/python" -m pytest -q -p no:cacheprovider tests
