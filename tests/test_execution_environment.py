@@ -221,7 +221,8 @@ def test_the_builds_own_check_passes_only_with_the_accelerator_on(built, tmp_pat
     callbacks = tmp_path / "share-callback"
     callbacks.mkdir()
     shutil.copy(context / "_build" / "callback" / "ansible_accel.py", callbacks)
-    base = {"PYCMD": sys.executable, "TMPDIR": str(tmp_path), "ANSIBLE_CONFIG": str(context / "_build" / "configs" / "ansible.cfg")}
+    base = {"PYCMD": sys.executable, "TMPDIR": str(tmp_path),
+            "ANSIBLE_CONFIG": str(context / "_build" / "configs" / "ansible.cfg")}
 
     def run(**extra: str) -> subprocess.CompletedProcess:
         # No ansible.cfg of the job's: the image's in /etc/ansible, here ANSIBLE_CONFIG.
