@@ -237,3 +237,22 @@ def test_the_builds_own_check_passes_only_with_the_accelerator_on(built, tmp_pat
     failed = run(ANSIBLE_ACCEL="0")
     assert failed.returncode != 0 and "ansible-accel is not on: disabled by ANSIBLE_ACCEL=0" in failed.stdout, \
         failed.stdout
+
+
+
+def _documentation(path: Path) -> dict:
+    """The options of a plugin's DOCUMENTATION, read from its file as ansible-core reads it."""
+    import ast
+
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "DOCUMENTATION" for t in node.targets):
+            return yaml.safe_load(ast.literal_eval(node.value))["options"]
+    raise AssertionError(f"no DOCUMENTATION in {path}")
+
+
+def test_the_images_callback_has_the_package_callbacks_options():
+    """The image's callback must document every option the package's callback reads (its
+    set_options reads them through get_option, which knows only documented ones)."""
+    from ansible_accel.ansible_plugins.callback import ansible_accel as package_callback
+
+    assert _documentation(EXAMPLE / "callback" / "ansible_accel.py") == _documentation(Path(package_callback.__file__))

@@ -58,10 +58,12 @@ sys.path.insert(0, os.path.join(REPO, "tests", "ssh"))
 import _sshd
 
 MODES = ("off", "on", "runner", "remote", "remote-py", "mitogen")
-# "on+remote": the accelerator on with the remote runner (ANSIBLE_ACCEL_REMOTE_RUNNER=1), which
-# runs the modules in a warm runner on each host; "remote-py" the same with the Python client on
-# every host (ANSIBLE_ACCEL_REMOTE_CLIENT=python) instead of the native one, shown as on+remote/py.
-LABELS = {"off": "off", "on": "on (runner off)", "runner": "on", "remote": "on+remote",
+# "on+remote": the accelerator as it comes, with the remote runner, which runs the modules in a
+# warm runner on each host; "remote-py" the same with the Python client on every host
+# (ANSIBLE_ACCEL_REMOTE_CLIENT=python) instead of the native one, shown as on+remote/py.  The
+# other accelerated modes have the remote runner switched off (ANSIBLE_ACCEL_REMOTE_RUNNER=0):
+# "runner" ("on/no-remote") the controller-side paths alone, "on" the local runner off as well.
+LABELS = {"off": "off", "on": "on/no-runners", "runner": "on/no-remote", "remote": "on+remote",
           "remote-py": "on+remote/py", "mitogen": "mitogen"}
 REMOTE_MODES = ("remote", "remote-py")
 NOT_BY_DEFAULT = ("on", "remote-py")
@@ -115,8 +117,7 @@ def one_run(env: dict, server: _sshd.Sshd, playbook: str, mode: str, pipelining:
     )
     args = ["-i", inventory_file, os.path.join(HERE, f"{playbook}.yml"), "-e", f"e2e_root={root}", "-e", f"e2e_inputs={inputs}"]
     command = command_for(env, "runner" if mode in REMOTE_MODES else mode, environ, work, stats_file)
-    if mode in REMOTE_MODES:
-        environ["ANSIBLE_ACCEL_REMOTE_RUNNER"] = "1"
+    environ["ANSIBLE_ACCEL_REMOTE_RUNNER"] = "1" if mode in REMOTE_MODES else "0"
     if mode == "remote-py":
         environ["ANSIBLE_ACCEL_REMOTE_CLIENT"] = "python"
     _end_connections(server)  # nothing open from before
@@ -250,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python", default=sys.executable, help="interpreter of a venv with ansible and ansible-accel")
     parser.add_argument("--hosts", type=int, default=2, help="host aliases (default 2)")
     parser.add_argument("--addresses", type=int, default=0, help="loopback addresses to spread them over (default: one each, at most 16)")
-    parser.add_argument("--mode", action="append", choices=MODES, help="only these modes (default: off, runner (shown as on), remote (on+remote), mitogen)")
+    parser.add_argument("--mode", action="append", choices=MODES, help="only these modes (default: off, runner (shown as on/no-remote), remote (on+remote), mitogen)")
     parser.add_argument("--pipelining", choices=("off", "on", "both"), default="both")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--playbook", default="modules", choices=("modules",))

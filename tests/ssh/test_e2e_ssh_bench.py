@@ -60,10 +60,10 @@ def test_table_ratios_are_medians_over_off_and_mitogen():
               "settings": {"defaults": {"runs": runs, "problems": {}, "reported": ["x"]}}}
     rows = {line.split()[1]: line.split() for line in ssh.table(report)[1:]}
     # columns: setting mode runs wall cpu controller hosts cpu/off wall/off cpu/mitogen wall/mitogen
-    assert rows["on"][7:11] == ["0.600", "0.800", "3.000", "2.000"]
+    assert rows["on/no-remote"][7:11] == ["0.600", "0.800", "3.000", "2.000"]
     assert rows["mitogen"][7:9] == ["0.200", "0.400"]
     assert " ".join(rows["mitogen"][11:]) == "1 differences (reported)"
-    assert rows["on"][11] == "identical"
+    assert rows["on/no-remote"][11] == "identical"
 
 
 def test_a_remote_runner_run_that_ran_no_module_in_a_runner_is_a_problem():

@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 
+import ansible_accel
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -84,8 +85,11 @@ def _differences(a, b, where="") -> list[str]:
 
 
 def run_playbook(sshd, interpreters, tmp_path, accel: bool, pipelining: bool, extra_env: dict | None = None,
-                 play_text: str = PLAY, verbose: bool = False, remote_tmp: str | None = None) -> tuple[dict, dict | None, str]:
-    """One run over ``sshd``; returns the normalised results, the accelerator's counters, the output."""
+                 play_text: str = PLAY, verbose: bool = False, remote_tmp: str | None = None,
+                 callback_settings: str | None = None) -> tuple[dict, dict | None, str]:
+    """One run over ``sshd``; returns the normalised results, the accelerator's counters, the output.
+    With ``callback_settings`` (lines of an ``ansible.cfg``), the accelerator is switched on by
+    its callback plugin in a plain ``ansible-playbook``, configured by them."""
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
     remote_tmp = remote_tmp or tmp_path / "remote-tmp"
@@ -104,6 +108,13 @@ def run_playbook(sshd, interpreters, tmp_path, accel: bool, pipelining: bool, ex
         env["ANSIBLE_ACCEL_STATS"] = str(stats)
     env.update(extra_env or {})
     command = [os.path.join(BIN, "ansible-accel"), "ansible-playbook"] if accel else [os.path.join(BIN, "ansible-playbook")]
+    if accel and callback_settings is not None:
+        config = tmp_path / "ansible.cfg"
+        config.write_text(callback_settings)
+        plugins = os.path.join(os.path.dirname(ansible_accel.__file__), "ansible_plugins", "callback")
+        env.update(ANSIBLE_CONFIG=str(config), ANSIBLE_CALLBACK_PLUGINS=f"{RESULTS_CALLBACK}:{plugins}",
+                   ANSIBLE_CALLBACKS_ENABLED="e2e_results,ansible_accel")
+        command = [os.path.join(BIN, "ansible-playbook")]
     done = subprocess.run([*command, "-i", str(inventory), str(play), "-e", f"work={work}",
                            "-e", f"templates={os.path.join(HERE, 'templates')}", "-e", "secret=s3cr3t-value",
                            *(["-v"] if verbose else [])],
@@ -116,8 +127,13 @@ def run_playbook(sshd, interpreters, tmp_path, accel: bool, pipelining: bool, ex
 @pytest.mark.parametrize("pipelining", [False, True], ids=["files", "pipelining"])
 def test_results_are_the_same_over_ssh(sshd, host_interpreters, tmp_path, pipelining):
     plain, _, plain_out = run_playbook(sshd, host_interpreters, tmp_path, accel=False, pipelining=pipelining)
-    fast, stats, fast_out = run_playbook(sshd, host_interpreters, tmp_path, accel=True, pipelining=pipelining)
+    # The controller-side paths alone: the remote runner (on by default) is tried in
+    # tests/ssh/test_remote_runner.py.
+    fast, stats, fast_out = run_playbook(sshd, host_interpreters, tmp_path, accel=True, pipelining=pipelining,
+                                         extra_env={"ANSIBLE_ACCEL_REMOTE_RUNNER": "0"})
     assert fast == plain, "\n".join(_differences(plain, fast)[:20])
+    assert not stats["remote_runner"]["active"], stats["remote_runner"]
+    assert stats["remote_runner"]["reason"] == "switched off by ANSIBLE_ACCEL_REMOTE_RUNNER=0", stats["remote_runner"]
     # The run really reached the hosts over SSH, on their own interpreters, and no_log held.
     text = json.dumps(plain)
     assert "s3cr3t-value" not in text and "s3cr3t-value" not in plain_out + fast_out

@@ -1,4 +1,4 @@
-"""The remote runner (``ANSIBLE_ACCEL_REMOTE_RUNNER=1``) in real ``ansible-playbook`` runs over
+"""The remote runner (on by default) in real ``ansible-playbook`` runs over
 the test bed's sshd: the same task results as plain ansible-core, pipelining off and on, on hosts
 with Python 3.11, 3.12 and 3.13, and on hosts with the older interpreters the ansible-core under
 test supports (3.8 on 2.19, 3.9, 3.10); modules counted as run by the hosts' runners; and
@@ -17,7 +17,8 @@ import pytest
 from _older import TOO_OLD, older_interpreters
 from test_playbook_ssh import _cmd, _differences, run_playbook
 
-REMOTE = {"ANSIBLE_ACCEL_REMOTE_RUNNER": "1"}
+# The accelerator as it comes: the remote runner is on unless switched off.
+REMOTE: dict[str, str] = {}
 
 
 def python_processes(sshd) -> list[str]:
@@ -33,10 +34,24 @@ def wait_no_python(sshd, seconds: float = 60) -> list[str]:
     return left
 
 
-@pytest.mark.parametrize(("pipelining", "client"), [(False, "native"), (True, "native"), (True, "python")],
-                         ids=["files", "pipelining", "pipelining-python-client"])
+@pytest.mark.parametrize(("pipelining", "client"), [(False, "native"), (True, "python")],
+                         ids=["files", "pipelining-python-client"])
 def test_results_are_the_same_with_the_remote_runner(sshd, host_interpreters, tmp_path, remote_tmp, pipelining,
                                                      client):
+    _same_with_the_remote_runner(sshd, host_interpreters, tmp_path, remote_tmp, pipelining, client)
+
+
+def test_results_are_the_same_with_the_remote_runner_on_every_ansible_core(sshd, host_interpreters, tmp_path,
+                                                                           remote_tmp):
+    """With pipelining and the native client, from each environment: ansible-core 2.19, 2.21 and
+    2.22 as controllers."""
+    _same_with_the_remote_runner(sshd, host_interpreters, tmp_path, remote_tmp, True, "native")
+
+
+test_results_are_the_same_with_the_remote_runner_on_every_ansible_core.controller = "all"
+
+
+def _same_with_the_remote_runner(sshd, host_interpreters, tmp_path, remote_tmp, pipelining, client):
     plain, _, plain_out = run_playbook(sshd, host_interpreters, tmp_path, accel=False, pipelining=pipelining,
                                        remote_tmp=remote_tmp)
     env = dict(REMOTE, **({"ANSIBLE_ACCEL_REMOTE_CLIENT": "python"} if client == "python" else {}))
@@ -60,6 +75,35 @@ def test_results_are_the_same_with_the_remote_runner(sshd, host_interpreters, tm
     assert not [r for r in remote["fallback"] if r.startswith(("after hand-over", "runner could not start"))], remote
     assert plain_out.count("ok=") == fast_out.count("ok=")
     assert wait_no_python(sshd) == []
+
+
+SMALL_PLAY = """
+- hosts: ssh
+  gather_facts: false
+  tasks:
+    - ansible.builtin.ping:
+    - ansible.builtin.stat:
+        path: /etc/hostname
+"""
+
+
+@pytest.mark.parametrize("how", ["variable", "callback"])
+def test_switched_off_the_hosts_run_modules_the_ordinary_way(sshd, host_interpreters, tmp_path, remote_tmp, how):
+    """``ANSIBLE_ACCEL_REMOTE_RUNNER=0``, or ``remote_runner = false`` for the accelerator's
+    callback plugin: no runner is started and every module runs the ordinary way, uncounted."""
+    env, settings = ({"ANSIBLE_ACCEL_REMOTE_RUNNER": "0"}, None) if how == "variable" else (
+        {}, "[callback_ansible_accel]\nremote_runner = false\n")
+    plain, _, _ = run_playbook(sshd, host_interpreters, tmp_path, accel=False, pipelining=True, play_text=SMALL_PLAY,
+                               remote_tmp=remote_tmp)
+    fast, stats, _ = run_playbook(sshd, host_interpreters, tmp_path, accel=True, pipelining=True, play_text=SMALL_PLAY,
+                                  remote_tmp=remote_tmp, extra_env=env, callback_settings=settings)
+    assert fast == plain, "\n".join(_differences(plain, fast)[:20])
+    reason = ("switched off by ANSIBLE_ACCEL_REMOTE_RUNNER=0" if how == "variable"
+              else "switched off by the callback's remote_runner option")
+    assert stats["remote_runner"] == {"active": False, "reason": reason, "native": 0, "fallback": {}}, stats["remote_runner"]
+    assert stats["run"]["paths"]["finder"]["native"] > 0, stats["run"]["paths"]  # the accelerator was on
+    assert not any(name.startswith("ansible-accel-") for name in os.listdir(remote_tmp)), os.listdir(remote_tmp)
+    assert python_processes(sshd) == []
 
 
 def test_results_are_the_same_on_hosts_with_older_interpreters(sshd, tmp_path, remote_tmp):

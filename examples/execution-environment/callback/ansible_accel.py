@@ -45,6 +45,18 @@ DOCUMENTATION = """
             ini:
                 - section: callback_ansible_accel
                   key: runner
+        remote_runner:
+            description:
+                - Python modules run on hosts reached with the C(ssh) connection start in a fork of a warm
+                  interpreter on the host (the C(remote_runner) path), shipped through the task's own
+                  connection; false runs each in a fresh interpreter there, as ansible-core does.
+            type: bool
+            default: true
+            env:
+                - name: ANSIBLE_ACCEL_REMOTE_RUNNER
+            ini:
+                - section: callback_ansible_accel
+                  key: remote_runner
 """
 
 

@@ -1,5 +1,6 @@
 """The ``remote_runner`` path: Python modules run over ansible-core's ``ssh`` connection start
-warm, in a runner on the host (docs/runner-ssh.md).  Off unless ``ANSIBLE_ACCEL_REMOTE_RUNNER=1``.
+warm, in a runner on the host (docs/runner-ssh.md).  On by default; ``ANSIBLE_ACCEL_REMOTE_RUNNER=0``
+(or the callback's ``remote_runner = false``) switches it off.
 
 The seam is ``ssh.Connection.exec_command``, before ansible-core wraps the command for SSH: a
 command that is exactly ``/bin/sh -c '[NAME=VALUE...] PYTHON [SCRIPT][ && sleep 0]'`` running an
@@ -40,6 +41,7 @@ import time
 
 from .. import _counters, _runner_pool, _runner_remote
 from .._activation import Patch, Unavailable, core_version
+from .._patches import switched_off
 from . import runner as local_runner
 
 PATH = "remote_runner"
@@ -47,7 +49,6 @@ ENV = "ANSIBLE_ACCEL_REMOTE_RUNNER"
 IDLE_ENV = "ANSIBLE_ACCEL_REMOTE_RUNNER_IDLE"
 CLIENT_ENV = "ANSIBLE_ACCEL_REMOTE_CLIENT"
 IDLE = 300.0
-_ON = ("1", "true", "yes", "on")
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The runner's files on the host, by the names the runner loads them with.
 FILES = {"server.py": "_runner_server.py", "_runner_modside.py": "_runner_modside.py",
@@ -69,9 +70,9 @@ _transferred = threading.local()  # (remote path, AnsiBallZ script) this worker 
 
 
 def plan() -> list[Patch]:
-    value = os.environ.get(ENV, "")
-    if value.strip().lower() not in _ON:
-        raise Unavailable(f"off (opt in with {ENV}=1)")
+    reason = switched_off(ENV)
+    if reason:
+        raise Unavailable(reason)
     try:
         from ansible.plugins.action import ActionBase
         from ansible.plugins.connection import ssh
@@ -84,6 +85,21 @@ def plan() -> list[Patch]:
     _State.original_exec_command = vars(ssh.Connection)["exec_command"]
     _State.original_transfer_data = vars(ActionBase)["_transfer_data"]
     return [Patch(ssh.Connection, "exec_command", _exec_command), Patch(ActionBase, "_transfer_data", _transfer_data)]
+
+
+def switch_off(reason: str) -> None:
+    """The callback's ``remote_runner = false``: modules on SSH hosts go the ordinary way from
+    here on (before any worker forks, so no runner was started)."""
+    from .._activation import switch_off_path
+
+    switch_off_path(PATH, reason)
+    if _State.owner_pid == os.getpid():
+        if _State.lifeline is not None:
+            for fd in _State.lifeline:
+                os.close(fd)
+            _State.lifeline = None
+        if _State.local_dir is not None:
+            _remove_tree(_State.local_dir)
 
 
 def _prepare() -> None:

@@ -42,6 +42,18 @@ DOCUMENTATION = """
             ini:
                 - section: callback_ansible_accel
                   key: runner
+        remote_runner:
+            description:
+                - Python modules run on hosts reached with the C(ssh) connection start in a fork of a warm
+                  interpreter on the host (the C(remote_runner) path), shipped through the task's own
+                  connection; false runs each in a fresh interpreter there, as ansible-core does.
+            type: bool
+            default: true
+            env:
+                - name: ANSIBLE_ACCEL_REMOTE_RUNNER
+            ini:
+                - section: callback_ansible_accel
+                  key: remote_runner
 """
 
 
@@ -66,3 +78,7 @@ class CallbackModule(CallbackBase):
             from ansible_accel._integrations import runner
 
             runner.switch_off("switched off by the callback's runner option")
+        if not self.get_option("remote_runner"):
+            from ansible_accel._integrations import ssh_runner
+
+            ssh_runner.switch_off("switched off by the callback's remote_runner option")
