@@ -18,7 +18,7 @@ from ansible.module_utils.common import parameters
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 import ansible_accel
-from ansible_accel import argspec, finder, payload, secrets
+from ansible_accel import argspec, finder, masking, payload
 
 PACKAGE = Path(ansible_accel.__file__).resolve().parent
 EXAMPLE_MODULE = (
@@ -37,8 +37,8 @@ def _fallbacks(path: str) -> dict:
 
 # --- the stubs name the public API, and nothing else is public ------------------------------
 
-PUBLIC_MODULES = ["ansible_accel", "ansible_accel.argspec", "ansible_accel.finder", "ansible_accel.no_log",
-                  "ansible_accel.payload", "ansible_accel.secrets"]
+PUBLIC_MODULES = ["ansible_accel", "ansible_accel.argspec", "ansible_accel.finder", "ansible_accel.masking",
+                  "ansible_accel.no_log", "ansible_accel.payload"]
 
 
 def _stub_names(module_name: str) -> set[str]:
@@ -185,7 +185,7 @@ def test_validate_bad_input(spec, params, message) -> None:
     assert str(info.value) == message
 
 
-# --- secrets.mask ------------------------------------------------------------------------------
+# --- masking.mask ------------------------------------------------------------------------------
 
 
 def _core_mask(value, given):
@@ -224,20 +224,20 @@ MASK_CASES = [
 @pytest.mark.parametrize(("value", "given"), MASK_CASES)
 def test_mask_is_ansible_cores(value, given) -> None:
     before = copy.deepcopy(value)
-    ours = secrets.mask(value, given)
+    ours = masking.mask(value, given)
     theirs = _core_mask(copy.deepcopy(value), list(given))
     assert _typed(ours) == _typed(theirs)
     assert value == before
     # An unchanged value comes back as itself exactly where ansible-core's does.
-    ours_same = secrets.mask(value, given) is value
+    ours_same = masking.mask(value, given) is value
     fresh = copy.deepcopy(value)
     assert ours_same == (_core_mask(fresh, list(given)) is fresh)
 
 
 def test_mask_counts_a_native_call() -> None:
-    path = "no_log" if secrets._core is None else "masking"
+    path = "no_log" if masking._core is None else "masking"
     before = _native(path)
-    assert secrets.mask("a hunter2 b", ["hunter2"]) != "a hunter2 b"
+    assert masking.mask("a hunter2 b", ["hunter2"]) != "a hunter2 b"
     assert _native(path) > before
 
 
@@ -252,7 +252,7 @@ def test_mask_counts_a_native_call() -> None:
 )
 def test_mask_bad_secrets(given, message) -> None:
     with pytest.raises(TypeError) as info:
-        secrets.mask("text", given)
+        masking.mask("text", given)
     assert str(info.value) == message
 
 
