@@ -213,30 +213,9 @@ def _make_set_fallbacks(real: t.Callable) -> t.Callable:
 
 def _make_validate(original: t.Callable, arg_spec_module: t.Any, errors_module: t.Any) -> t.Callable:
     """A replacement for ``ArgumentSpecValidator.validate`` that falls back to ``original``."""
-    secrets = getattr(arg_spec_module, "_secrets", None)  # 2.22+: validate registers no_log values
-    make = _result_factory(arg_spec_module.ValidationResult, errors_module)
-    from ansible.module_utils.common import parameters as parameters_module
-
-    _register_tagged_types()
-    try:
-        from ansible.module_utils._internal._datatag import _AnsibleTaggedDict as tagged_dict
-    except ImportError:
-        tagged_dict = dict
-
-    validators_seen = parameters_module.DEFAULT_TYPE_VALIDATORS
-    validators_then = dict(validators_seen)
-
-    def given_back(self, parameters, given, fallback_no_log, args, kwargs):
-        """ansible-core's validate(), reusing the fallbacks the native attempt already ran."""
-        if given is parameters:
-            return original(self, parameters, *args, **kwargs)
-        added = {key: value for key, value in given.items() if key not in parameters}
-        _replay.pending = (self.argument_spec, added, fallback_no_log)
-        try:
-            return original(self, parameters, *args, **kwargs)
-        finally:
-            _replay.pending = None
-
+    long_way = _LongWay(original, arg_spec_module, errors_module)
+    the_long_way, given_back = long_way.run, long_way.given_back
+    parameters_module = long_way.parameters_module
     _fast_path()
 
     @functools.wraps(original)
@@ -275,68 +254,111 @@ def _make_validate(original: t.Callable, arg_spec_module: t.Any, errors_module: 
         finally:
             _replay.pending = None
 
-    def the_long_way(self, parameters, args, kwargs):
-        """The calls the fast path does not take: tagged controller data, and those given to
-        ansible-core (each counted with its reason)."""
-        validators = parameters_module.DEFAULT_TYPE_VALIDATORS
-        if validators is not validators_seen or validators != validators_then:
+    validate.__ansible_accel_original__ = original  # type: ignore[attr-defined]
+    return validate
+
+
+class _LongWay:
+    """The calls the fast path of one replaced ``validate`` does not take: tagged controller
+    data, and those given to ansible-core (each counted with its reason)."""
+
+    __slots__ = (
+        "arg_spec_module", "errors_module", "make", "original", "parameters_module", "secrets", "tagged_dict",
+        "validators_seen", "validators_then",
+    )
+
+    def __init__(self, original: t.Callable, arg_spec_module: t.Any, errors_module: t.Any) -> None:
+        self.original, self.arg_spec_module, self.errors_module = original, arg_spec_module, errors_module
+        self.secrets = getattr(arg_spec_module, "_secrets", None)  # 2.22+: validate registers no_log values
+        self.make = _result_factory(arg_spec_module.ValidationResult, errors_module)
+        from ansible.module_utils.common import parameters as parameters_module
+
+        self.parameters_module = parameters_module
+        _register_tagged_types()
+        try:
+            from ansible.module_utils._internal._datatag import _AnsibleTaggedDict as tagged_dict
+        except ImportError:
+            tagged_dict = dict
+        self.tagged_dict = tagged_dict
+        self.validators_seen = parameters_module.DEFAULT_TYPE_VALIDATORS
+        self.validators_then = dict(self.validators_seen)
+
+    def given_back(self, validator, parameters, given, fallback_no_log, args, kwargs):
+        """ansible-core's validate(), reusing the fallbacks the native attempt already ran."""
+        original = self.original
+        if given is parameters:
+            return original(validator, parameters, *args, **kwargs)
+        added = {key: value for key, value in given.items() if key not in parameters}
+        _replay.pending = (validator.argument_spec, added, fallback_no_log)
+        try:
+            return original(validator, parameters, *args, **kwargs)
+        finally:
+            _replay.pending = None
+
+    def run(self, validator, parameters, args, kwargs):
+        """The spec compiled and ansible-core's fallbacks run, then `validate_natively`."""
+        original = self.original
+        validators = self.parameters_module.DEFAULT_TYPE_VALIDATORS
+        if validators is not self.validators_seen or validators != self.validators_then:
             # The core converts the builtin types itself: a replaced checker is not its to run.
             _counters.fallback(_PATH, "spec: DEFAULT_TYPE_VALIDATORS changed")
-            return original(self, parameters, *args, **kwargs)
-        compiled = _compile_spec(self)
+            return original(validator, parameters, *args, **kwargs)
+        compiled = _compile_spec(validator)
         if isinstance(compiled, str):
             _counters.fallback(_PATH, compiled)
-            return original(self, parameters, *args, **kwargs)
+            return original(validator, parameters, *args, **kwargs)
         given = parameters
         fallback_no_log: t.Any = ()
         if compiled.has_fallbacks():
-            if not isinstance(parameters, dict) or (type(parameters) is not dict and type(parameters) is not tagged_dict):
+            if not isinstance(parameters, dict) or (type(parameters) is not dict and type(parameters) is not self.tagged_dict):
                 _counters.fallback(_PATH, "value: parameters not a dict")
-                return original(self, parameters, *args, **kwargs)
+                return original(validator, parameters, *args, **kwargs)
             # ansible-core's own set_fallbacks, first as in validate(), on a copy we own.
             try:
                 given = dict(parameters)
-                fallback_no_log = arg_spec_module.set_fallbacks(self.argument_spec, given)
+                fallback_no_log = self.arg_spec_module.set_fallbacks(validator.argument_spec, given)
             except Exception as ex:  # noqa: BLE001 - ansible-core's validate meets it again
                 _counters.fallback(_PATH, "value: fallback raised")
-                _replay.pending = (self.argument_spec, ex, None)
+                _replay.pending = (validator.argument_spec, ex, None)
                 try:
-                    return original(self, parameters, *args, **kwargs)
+                    return original(validator, parameters, *args, **kwargs)
                 finally:
                     _replay.pending = None
+        return self.validate_natively(validator, parameters, compiled, given, fallback_no_log, args, kwargs)
+
+    def validate_natively(self, validator, parameters, compiled, given, fallback_no_log, args, kwargs):
+        """The core's validation of ``given`` (``parameters`` with the fallbacks' values added),
+        made into ansible-core's result, with its tagged objects where the data is tagged."""
         try:
             outcome = compiled.validate(given)
         except Exception:  # noqa: BLE001 - counted; ansible-core's own code gives the answer
             outcome = "value: native validate error"
         if isinstance(outcome, str):
             _counters.fallback(_PATH, outcome)
-            return given_back(self, parameters, given, fallback_no_log, args, kwargs)
+            return self.given_back(validator, parameters, given, fallback_no_log, args, kwargs)
         tagged = outcome[7] or compiled.tagged() or type(parameters) is not dict
         if tagged and any("<class '" in message for _, message in outcome[1]):
             # The message names the type of a value the core saw as a builtin, not tagged.
             _counters.fallback(_PATH, "value: type named in an error about a tagged value")
-            return given_back(self, parameters, given, fallback_no_log, args, kwargs)
-        result = _build_result(make, errors_module, compiled, outcome)
+            return self.given_back(validator, parameters, given, fallback_no_log, args, kwargs)
+        result = _build_result(self.make, self.errors_module, compiled, outcome)
         result._no_log_values.update(fallback_no_log)
         if tagged:
             try:
-                spec = self.argument_spec
+                spec = validator.argument_spec
                 no_log = [*((value, "fallback") for value in fallback_no_log), *outcome[3]]
                 _retag_result(result, spec, parameters, given, dict(outcome[8]), _spec_strings(compiled, spec), no_log)
             except _Ambiguous:
                 _counters.fallback(_PATH, "value: equal strings of different tags in a tagged result")
-                return given_back(self, parameters, given, fallback_no_log, args, kwargs)
+                return self.given_back(validator, parameters, given, fallback_no_log, args, kwargs)
         if outcome[6]:
-            warn = parameters_module.warn  # what _validate_sub_spec calls, looked up as it does
+            warn = self.parameters_module.warn  # what _validate_sub_spec calls, looked up as it does
             for message in outcome[6]:
                 warn(message)
-        if secrets is not None:
-            secrets.register_secrets(result._no_log_values)
+        if self.secrets is not None:
+            self.secrets.register_secrets(result._no_log_values)
         _counters.native(_PATH)
         return result
-
-    validate.__ansible_accel_original__ = original  # type: ignore[attr-defined]
-    return validate
 
 
 # --- the public function -----------------------------------------------------------------------
