@@ -40,9 +40,9 @@ def _log_text(size: int, rnd: random.Random, present: list[str]) -> str:
 def _pair(registered: list[str]):
     from ansible.module_utils._internal import _secrets
 
-    from ansible_accel import secrets
+    from ansible_accel import masking
 
-    reference, native = _secrets.SecretMasker(), secrets.SecretMasker()
+    reference, native = _secrets.SecretMasker(), masking.SecretMasker()
     reference.register_secret_texts(registered)
     native.register_secret_texts(registered)
     return reference, native
@@ -135,7 +135,7 @@ def _mask_string_rows(quick: bool, rnd: random.Random) -> list[Row]:
 def _mask_object_rows(quick: bool, rnd: random.Random) -> list[Row]:
     from ansible.module_utils._internal import _secrets_object
 
-    from ansible_accel import secrets
+    from ansible_accel import masking
 
     registered = _secrets_for(100, rnd)
     reference, native = _pair(registered)
@@ -154,7 +154,7 @@ def _mask_object_rows(quick: bool, rnd: random.Random) -> list[Row]:
 
     return [compare(
         "masking", "mask_object", f"loop of {len(loop)}, {len(stdout) // 1000} KB stdout each",
-        python, lambda: secrets._mask_object_with(native, result, "$REDACTED$", lines_keys),
+        python, lambda: masking._mask_object_with(native, result, "$REDACTED$", lines_keys),
         repeat=3 if quick else 5,
     )]
 
@@ -162,7 +162,7 @@ def _mask_object_rows(quick: bool, rnd: random.Random) -> list[Row]:
 def _registration_rows(quick: bool, rnd: random.Random) -> list[Row]:
     from ansible.module_utils._internal import _secrets
 
-    from ansible_accel import secrets
+    from ansible_accel import masking
 
     count = 1000 if quick else 10000
     registered = _secrets_for(count, rnd)
@@ -184,9 +184,9 @@ def _registration_rows(quick: bool, rnd: random.Random) -> list[Row]:
 
     return [
         compare("masking", "register at once + 1 mask", f"{count} secrets",
-                lambda: at_once(_secrets.SecretMasker), lambda: at_once(secrets.SecretMasker), repeat=3),
+                lambda: at_once(_secrets.SecretMasker), lambda: at_once(masking.SecretMasker), repeat=3),
         compare("masking", "register 1 + mask, repeated", f"{count} secrets, {len(message)}-char message",
-                lambda: one_by_one(_secrets.SecretMasker), lambda: one_by_one(secrets.SecretMasker), repeat=3),
+                lambda: one_by_one(_secrets.SecretMasker), lambda: one_by_one(masking.SecretMasker), repeat=3),
     ]
 
 

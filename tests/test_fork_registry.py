@@ -158,8 +158,8 @@ def test_the_package_registers_with_os_once_and_its_callbacks_in_import_order():
         os.register_at_fork = spy
         import ansible_accel
         ansible_accel.install()
-        from ansible_accel import _fork, secrets
-        secrets.SecretMasker()
+        from ansible_accel import _fork, masking
+        masking.SecretMasker()
         name = lambda c: c.__module__ + "." + c.__qualname__
         print(json.dumps({
             "os": [c for c in calls if "ansible_accel" in c],
@@ -174,16 +174,16 @@ def test_the_package_registers_with_os_once_and_its_callbacks_in_import_order():
     assert [pathlib.Path(c).name for c in seen["os"]] == ["_fork.py"]
     assert seen["before"] == [
         "ansible_accel._integrations._finder_prewarm._before_fork",
-        "ansible_accel.secrets._ForkSafeLock._before_fork",
+        "ansible_accel.masking._ForkSafeLock._before_fork",
     ]
-    assert seen["after_in_parent"] == ["ansible_accel.secrets._ForkSafeLock._after_fork"]
+    assert seen["after_in_parent"] == ["ansible_accel.masking._ForkSafeLock._after_fork"]
     assert seen["after_in_child"] == [
         "ansible_accel._counters.reset",
         "ansible_accel.payload._renew_kept_lock",
         "ansible_accel._integrations._memo._after_fork_in_child",
         "ansible_accel._integrations._finder_scan._after_fork_in_child",
         "ansible_accel._bytecode._after_fork_in_child",
-        "ansible_accel.secrets._ForkSafeLock._after_fork",
+        "ansible_accel.masking._ForkSafeLock._after_fork",
     ]
 
 

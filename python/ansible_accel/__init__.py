@@ -5,8 +5,9 @@ puts every original object back, and ``status()`` says what is active and counts
 that went native or fell back to ansible-core's own Python.
 
 The public API for action plugins and tooling (docs/api.md): ``argspec.validate``,
-``secrets.mask``, ``finder.scan_imports``, ``payload.build_zip`` and the rest of what the
-stubs (``*.pyi``) of ``argspec``, ``finder``, ``no_log``, ``payload`` and ``secrets`` name.
+``masking.mask``, ``finder.scan_imports``, ``payload.build_zip`` and the rest of what the
+stubs (``*.pyi``) of ``argspec``, ``finder``, ``masking``, ``no_log`` and ``payload`` name
+(``secrets`` is the deprecated former name of ``masking``).
 Modules and names starting with an underscore are the accelerator's own.
 """
 

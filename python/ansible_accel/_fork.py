@@ -8,7 +8,7 @@ its callbacks here, with the keywords of ``os.register_at_fork``::
 
 Order.  The rule is CPython's own: ``before`` callbacks run in the reverse of the order they
 were registered in, ``after_in_parent`` and ``after_in_child`` callbacks in that order.  A
-module registers when it is imported (``secrets`` registers each masker's lock when the
+module registers when it is imported (``masking`` registers each masker's lock when the
 masker is made), so the order follows the imports, which install() gives as:
 
 ====================================  ===========================================================
@@ -18,7 +18,7 @@ masker is made), so the order follows the imports, which install() gives as:
 ``_integrations/_finder_scan``        after in child: a fresh lock for the scan cache
 ``_integrations/_finder_prewarm``     before: the pre-warm thread finishes first
 ``_bytecode``                         after in child: the compile servers are the parent's
-``secrets`` (each masker made)        before: take the masker's lock; after (both): give it back
+``masking`` (each masker made)        before: take the masker's lock; after (both): give it back
 ====================================  ===========================================================
 
 So a masker's lock is taken first before a fork, then the pre-warm is waited for, and the

@@ -8,6 +8,8 @@ import ast
 import copy
 import importlib
 import io
+import subprocess
+import sys
 import types
 import warnings
 import zipfile
@@ -18,7 +20,7 @@ from ansible.module_utils.common import parameters
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 import ansible_accel
-from ansible_accel import argspec, finder, payload, secrets
+from ansible_accel import argspec, finder, masking, payload
 
 PACKAGE = Path(ansible_accel.__file__).resolve().parent
 EXAMPLE_MODULE = (
@@ -37,8 +39,8 @@ def _fallbacks(path: str) -> dict:
 
 # --- the stubs name the public API, and nothing else is public ------------------------------
 
-PUBLIC_MODULES = ["ansible_accel", "ansible_accel.argspec", "ansible_accel.finder", "ansible_accel.no_log",
-                  "ansible_accel.payload", "ansible_accel.secrets"]
+PUBLIC_MODULES = ["ansible_accel", "ansible_accel.argspec", "ansible_accel.finder", "ansible_accel.masking",
+                  "ansible_accel.no_log", "ansible_accel.payload"]
 
 
 def _stub_names(module_name: str) -> set[str]:
@@ -51,6 +53,9 @@ def _stub_names(module_name: str) -> set[str]:
             names.add(node.target.id)
         elif isinstance(node, ast.Assign):
             names.update(target.id for target in node.targets if isinstance(target, ast.Name))
+        elif isinstance(node, ast.ImportFrom):
+            # A stub re-exports a name only as ``from m import name as name``.
+            names.update(alias.name for alias in node.names if alias.asname == alias.name)
     return names - {"__all__"}
 
 
@@ -185,7 +190,7 @@ def test_validate_bad_input(spec, params, message) -> None:
     assert str(info.value) == message
 
 
-# --- secrets.mask ------------------------------------------------------------------------------
+# --- masking.mask ------------------------------------------------------------------------------
 
 
 def _core_mask(value, given):
@@ -224,20 +229,20 @@ MASK_CASES = [
 @pytest.mark.parametrize(("value", "given"), MASK_CASES)
 def test_mask_is_ansible_cores(value, given) -> None:
     before = copy.deepcopy(value)
-    ours = secrets.mask(value, given)
+    ours = masking.mask(value, given)
     theirs = _core_mask(copy.deepcopy(value), list(given))
     assert _typed(ours) == _typed(theirs)
     assert value == before
     # An unchanged value comes back as itself exactly where ansible-core's does.
-    ours_same = secrets.mask(value, given) is value
+    ours_same = masking.mask(value, given) is value
     fresh = copy.deepcopy(value)
     assert ours_same == (_core_mask(fresh, list(given)) is fresh)
 
 
 def test_mask_counts_a_native_call() -> None:
-    path = "no_log" if secrets._core is None else "masking"
+    path = "no_log" if masking._core is None else "masking"
     before = _native(path)
-    assert secrets.mask("a hunter2 b", ["hunter2"]) != "a hunter2 b"
+    assert masking.mask("a hunter2 b", ["hunter2"]) != "a hunter2 b"
     assert _native(path) > before
 
 
@@ -252,8 +257,55 @@ def test_mask_counts_a_native_call() -> None:
 )
 def test_mask_bad_secrets(given, message) -> None:
     with pytest.raises(TypeError) as info:
-        secrets.mask("text", given)
+        masking.mask("text", given)
     assert str(info.value) == message
+
+
+# --- ansible_accel.secrets, the deprecated name of ansible_accel.masking ----------------------
+
+
+def _import_secrets_afresh(monkeypatch) -> tuple[types.ModuleType, list[warnings.WarningMessage]]:
+    """``ansible_accel.secrets`` imported as a first import does it, and the warnings it gave."""
+    monkeypatch.delitem(sys.modules, "ansible_accel.secrets", raising=False)
+    monkeypatch.delattr(ansible_accel, "secrets", raising=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        from ansible_accel import secrets
+    return secrets, caught
+
+
+def test_secrets_is_masking_under_its_former_name(monkeypatch) -> None:
+    secrets, _ = _import_secrets_afresh(monkeypatch)
+    assert secrets.__all__ == masking.__all__
+    for name in masking.__all__:
+        assert getattr(secrets, name) is getattr(masking, name), name
+    assert secrets.mask is masking.mask
+    assert _stub_names("ansible_accel.secrets") == _stub_names("ansible_accel.masking")
+
+
+def test_importing_secrets_warns_naming_masking(monkeypatch) -> None:
+    _, caught = _import_secrets_afresh(monkeypatch)
+    deprecations = [w for w in caught if issubclass(w.category, DeprecationWarning)]
+    assert [str(w.message) for w in deprecations] == [
+        "ansible_accel.secrets is deprecated: use ansible_accel.masking, which has the same names"
+    ]
+    # Attributed to the code that imports it, so Python's default filters show it there.
+    assert deprecations[0].filename == __file__
+
+
+def test_nothing_of_the_package_imports_the_deprecated_name() -> None:
+    code = (
+        "import sys\n"
+        "import ansible_accel\n"
+        "from ansible_accel import argspec, masking, no_log, finder, payload\n"
+        "ansible_accel.install()\n"
+        "masking.mask('a hunter2 b', ['hunter2'])\n"
+        "argspec.validate({'pw': {'type': 'str', 'no_log': True}}, {'pw': 'hunter2'})\n"
+        "ansible_accel.uninstall()\n"
+        "assert 'ansible_accel.secrets' not in sys.modules, 'imported'\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
 
 
 # --- finder.scan_imports -----------------------------------------------------------------------

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ansible_accel import _activation, _counters, secrets
+from ansible_accel import _activation, _counters, masking
 
 from .conftest import CASES, fuzz_settings
 from ._outcomes import assert_same_outcome, outcome
@@ -50,7 +50,7 @@ def registry_and_text(draw):
 def _maskers(registered):
     from ansible.module_utils._internal import _secrets
 
-    reference, ours = _secrets.SecretMasker(), secrets.SecretMasker()
+    reference, ours = _secrets.SecretMasker(), masking.SecretMasker()
     assert_same_outcome(outcome(reference.register_secret_texts, registered), outcome(ours.register_secret_texts, registered))
     return reference, ours
 
@@ -118,6 +118,6 @@ def test_mask_object_like_2_22(case, placeholder):
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_secrets_object, "_secret_masker", reference)
         expected = outcome(_secrets_object.mask_object, value, mask_placeholder=placeholder, lines_keys=lines_keys)
-    got = outcome(secrets._mask_object_with, ours, value, placeholder, lines_keys)
+    got = outcome(masking._mask_object_with, ours, value, placeholder, lines_keys)
     assert_same_outcome(expected, got, identity_of=value)
 

@@ -85,13 +85,13 @@ def main(case: str) -> None:
     if engine == "mask_object":
         from ansible.module_utils._internal import _secrets, _secrets_object
 
-        from ansible_accel import secrets
+        from ansible_accel import masking
 
         _secrets._secret_masker.register_secret_text("pw")
-        ours = secrets.SecretMasker()
+        ours = masking.SecretMasker()
         ours.register_secret_text("pw")
         reference = timed(_secrets_object.mask_object, value)
-        native = timed(secrets._mask_object_with, ours, value, "$REDACTED$", None)
+        native = timed(masking._mask_object_with, ours, value, "$REDACTED$", None)
     else:
         from ansible.module_utils.common import parameters
 

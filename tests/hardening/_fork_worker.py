@@ -13,26 +13,26 @@ import time
 import zipfile
 
 import ansible_accel
-from ansible_accel import _activation, no_log, payload, secrets
+from ansible_accel import _activation, masking, no_log, payload
 
 CHILD_DEADLINE = 20.0
 TEXT = "user password hunter2 " * 20000  # big enough for the GIL-free scan
 
 
 def masking_busy(stop: threading.Event) -> None:
-    masker = secrets._shared_masker()
+    masker = masking._shared_masker()
     i = 0
     while not stop.is_set():
         with masker._lock:  # held across a short sleep: fork must wait for it, not inherit it held
             time.sleep(0.001)
-        secrets.register_secret(f"hunter{i % 50}")
-        secrets.mask_secrets(TEXT)
+        masking.register_secret(f"hunter{i % 50}")
+        masking.mask_secrets(TEXT)
         i += 1
 
 
 def masking_child() -> bool:
-    secrets.register_secrets(["child-secret", "hunter2"])
-    return secrets.mask_secrets("x child-secret hunter2 y") == "x $REDACTED$ $REDACTED$ y" and "hunter2" not in secrets.mask_secrets(TEXT)
+    masking.register_secrets(["child-secret", "hunter2"])
+    return masking.mask_secrets("x child-secret hunter2 y") == "x $REDACTED$ $REDACTED$ y" and "hunter2" not in masking.mask_secrets(TEXT)
 
 
 def finder_busy(stop: threading.Event) -> None:

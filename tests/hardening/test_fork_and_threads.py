@@ -14,7 +14,7 @@ import zipfile
 
 import pytest
 
-from ansible_accel import _activation, finder, no_log, payload, secrets
+from ansible_accel import _activation, finder, masking, no_log, payload
 
 WORKER = pathlib.Path(__file__).with_name("_fork_worker.py")
 FORKS = 40 if os.environ.get("ANSIBLE_ACCEL_FUZZ_EXAMPLES") else 8
@@ -33,7 +33,7 @@ def _in_threads(fn, items, workers=8):
 
 
 def test_masking_from_many_threads():
-    masker = secrets.SecretMasker()
+    masker = masking.SecretMasker()
     masker.register_secret_texts([f"secret{i:03d}" for i in range(400)])
     texts = [f"a secret{i:03d} b " * (1 + i % 7) + "x" * (70000 if i % 10 == 0 else 0) for i in range(400)]
     expected = [t.replace(f"secret{i:03d}", "$REDACTED$") for i, t in enumerate(texts)]

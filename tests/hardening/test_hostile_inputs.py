@@ -14,7 +14,7 @@ import zipfile
 
 import pytest
 
-from ansible_accel import _activation, _counters, finder, no_log, payload, secrets
+from ansible_accel import _activation, _counters, finder, masking, no_log, payload
 
 HERE = pathlib.Path(__file__).parent
 sys.path.insert(0, str(HERE.parent / "fuzz"))
@@ -68,7 +68,7 @@ def test_deep_and_cyclic_structures_like_core(case, expected, deep_outcomes):
 
 @pytest.mark.skipif(not SLOW, reason="100 MB of text: make fuzz only")
 def test_100_mb_string_is_masked_completely():
-    masker = secrets.SecretMasker()
+    masker = masking.SecretMasker()
     masker.register_secret_texts(["hunter2", "s3cr3t-token", "pässwörd"])
     chunk = "log line with hunter2 and s3cr3t-token, pässwörd; " + "x" * 40 + "\n"
     text = chunk * (100 * 2**20 // len(chunk))
@@ -83,7 +83,7 @@ def test_100_mb_string_is_masked_completely():
 @pytest.mark.skipif(not SLOW, reason="a million secrets: make fuzz only")
 def test_a_million_secrets():
     before = _rss_mb()
-    masker = secrets.SecretMasker()
+    masker = masking.SecretMasker()
     start = time.perf_counter()
     for block in range(100):
         masker.register_secret_texts([f"secret-{block:03d}-{i:05d}" for i in range(10_000)])
@@ -100,7 +100,7 @@ def test_a_million_secrets():
 
 @pytest.mark.parametrize("secret", ["\ud800", "a\udcffb", "é\ud83d", "\x00\x01", " \t", "\u2028"])
 def test_odd_secrets_and_texts(secret):
-    masker = secrets.SecretMasker()
+    masker = masking.SecretMasker()
     masker.register_secret_text(secret)
     text = f"<{secret}>{secret.strip()}\ud800 end"
     masked = masker.mask_string(text)
@@ -119,7 +119,7 @@ def test_non_str_keys_and_values_in_mask_object():
     from ansible.module_utils._internal import _secrets, _secrets_object
 
     value = {1: "pw", None: ["pw", 1.5], (1, "pw"): b"pw", 2.5: {"pw"}, True: frozenset({"pw"}), "pw": bytearray(b"pw"), 12: 12}
-    reference, ours = _secrets.SecretMasker(), secrets.SecretMasker()
+    reference, ours = _secrets.SecretMasker(), masking.SecretMasker()
     for masker in (reference, ours):
         masker.register_secret_texts(["pw", "12"])
     def outcome(fn, *args):
@@ -134,13 +134,13 @@ def test_non_str_keys_and_values_in_mask_object():
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_secrets_object, "_secret_masker", reference)
         expected = outcome(_secrets_object.mask_object, value)
-    assert outcome(secrets._mask_object_with, ours, value, "$REDACTED$", None) == expected
+    assert outcome(masking._mask_object_with, ours, value, "$REDACTED$", None) == expected
     # and without the tuple key (masked into an unhashable list, which fails in both)
     del value[12], value[(1, "pw")]
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_secrets_object, "_secret_masker", reference)
         expected = outcome(_secrets_object.mask_object, value)
-    assert outcome(secrets._mask_object_with, ours, value, "$REDACTED$", None) == expected
+    assert outcome(masking._mask_object_with, ours, value, "$REDACTED$", None) == expected
 
 
 # --- no_log ---------------------------------------------------------------------------------

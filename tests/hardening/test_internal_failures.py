@@ -11,7 +11,7 @@ import zipfile
 
 import pytest
 
-from ansible_accel import _counters, _native, argspec, payload, secrets
+from ansible_accel import _counters, _native, argspec, masking, payload
 
 ENTRIES = [("a.py", b"print(1)\n" * 300), ("b/c.py", b"x = 2\n"), ("a.py", b"again")]
 WHEN = (2024, 5, 6, 7, 8, 10)

@@ -10,7 +10,7 @@ import tracemalloc
 import zipfile
 
 import ansible_accel
-from ansible_accel import _activation, _native, finder, no_log, payload, secrets
+from ansible_accel import _activation, _native, finder, masking, no_log, payload
 
 _libc = ctypes.CDLL(None)
 
@@ -31,7 +31,7 @@ def _rss_kb() -> int:
 def _one_cycle(i: int) -> None:
     ansible_accel.install()
     try:
-        masker = secrets.SecretMasker()  # a registry per cycle, dropped at its end
+        masker = masking.SecretMasker()  # a registry per cycle, dropped at its end
         masker.register_secret_texts([f"cycle-secret-{i}-{j}" for j in range(5000)])
         masker.mask_string("x cycle-secret-1-1 y " * 500)
         finder.scan_imports(b"import ansible.module_utils.basic\n" * 50 + b"x = %d\n" % i, "ansible.modules.m")

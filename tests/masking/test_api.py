@@ -10,13 +10,13 @@ import time
 import pytest
 
 import ansible_accel
-from ansible_accel import secrets
+from ansible_accel import masking
 
 from ._helpers import CASES, PLACEHOLDER, core_secrets, needs_222
 
 
 def test_register_returns_value_and_strips():
-    masker = secrets.SecretMasker()
+    masker = masking.SecretMasker()
     value = "  hunter2\n"
     assert masker.register_secret_text(value) is value
     assert masker.mask_string("pw=hunter2;") == "pw=$REDACTED$;"
@@ -24,7 +24,7 @@ def test_register_returns_value_and_strips():
 
 
 def test_unchanged_text_is_the_same_object():
-    masker = secrets.SecretMasker()
+    masker = masking.SecretMasker()
     text = "nothing secret here" * 3
     assert masker.mask_string(text) is text
     masker.register_secret_text("secret-value")
@@ -36,7 +36,7 @@ def test_str_subclass_and_bytes():
     class Text(str):
         pass
 
-    masker = secrets.SecretMasker()
+    masker = masking.SecretMasker()
     masker.register_secret_text("abcd")
     unchanged = Text("xyz")
     assert masker.mask_string(unchanged) is unchanged
@@ -46,38 +46,38 @@ def test_str_subclass_and_bytes():
 
 
 def test_failure_is_closed_and_carries_nothing():
-    masker = secrets.SecretMasker()
+    masker = masking.SecretMasker()
     masker.register_secret_text("abcd")
-    with pytest.raises(secrets.AnsibleSecretMaskError, match="^secret masking failed$") as info:
+    with pytest.raises(masking.AnsibleSecretMaskError, match="^secret masking failed$") as info:
         masker.mask_string("abcd", mask_placeholder=7)  # type: ignore[arg-type]
     assert info.value.__cause__ is None and info.value.__context__ is None
     assert "abcd" not in repr(info.value.args)
     # a placeholder that is not used is not an error, as in 2.22
     assert masker.mask_string("none here", mask_placeholder=7) == "none here"  # type: ignore[arg-type]
-    with pytest.raises(secrets.AnsibleSecretMaskError) as info:
+    with pytest.raises(masking.AnsibleSecretMaskError) as info:
         masker.mask_string(12345)  # type: ignore[arg-type]
     assert info.value.__context__ is None
 
 
 def test_mask_object_failure_is_closed():
-    masker = secrets.SecretMasker()
+    masker = masking.SecretMasker()
     masker.register_secret_text("abcd")
 
     class Exploding(dict):
         def items(self):
             raise ValueError("abcd leaked")
 
-    with pytest.raises(secrets.AnsibleSecretMaskError) as info:
-        secrets._mask_object_with(masker, [Exploding(a=1)], "*", None)
+    with pytest.raises(masking.AnsibleSecretMaskError) as info:
+        masking._mask_object_with(masker, [Exploding(a=1)], "*", None)
     assert info.value.__cause__ is None and info.value.__context__ is None
 
 
 def test_mask_object_observable_details():
-    masker = secrets.SecretMasker()
+    masker = masking.SecretMasker()
     masker.register_secret_texts(["abcd", "123"])
     untouched = {"a": ["x", 1, 2.5, None, True, b"abcd", bytearray(b"abcd")]}
-    assert secrets._mask_object_with(masker, untouched, "*", None) is untouched
-    result = secrets._mask_object_with(
+    assert masking._mask_object_with(masker, untouched, "*", None) is untouched
+    result = masking._mask_object_with(
         masker,
         {"k abcd": 1, "k *": 2, "k * (2)": 3, "n": 123, "f": 1.123, "t": ("abcd", "x"), "s": {"abcd"},
          "stdout": "a\nabcd", "stdout_lines": ["a", "abcd"], "stderr": "abcd", "stderr_lines": ["edited"]},
@@ -90,7 +90,7 @@ def test_mask_object_observable_details():
 
 
 def test_trackers_flush_and_unregister():
-    masker = secrets.SecretMasker()
+    masker = masking.SecretMasker()
     masker.register_secret_text("old")
     tracker = masker.track_new_secrets()
     masker.register_secret_texts(["new", " new ", "old", "\n"])
@@ -102,7 +102,7 @@ def test_trackers_flush_and_unregister():
 
 
 def test_a_bad_item_keeps_what_came_before():
-    masker = secrets.SecretMasker()
+    masker = masking.SecretMasker()
     tracker = masker.track_new_secrets()
     with pytest.raises(AttributeError):
         masker.register_secret_texts(["first", 5])  # type: ignore[list-item]
@@ -111,7 +111,7 @@ def test_a_bad_item_keeps_what_came_before():
 
 
 def test_matcher_interface():
-    matcher = secrets.SecretMatcher()
+    matcher = masking.SecretMatcher()
     for word in ("0000", "00", "\ud83d"):
         matcher.add(word)
     assert matcher.spans("a000\ud83d") == [(1, 3), (2, 4), (4, 5)]
@@ -121,13 +121,13 @@ def test_matcher_interface():
 @pytest.mark.parametrize("case", CASES[:12], ids=[c["name"] for c in CASES[:12]])
 def test_module_functions_on_the_shared_registry(case):
     for secret in case["secrets"]:
-        secrets.register_secret(secret)
-    assert secrets.mask_secrets(case["input"], mask_placeholder=PLACEHOLDER) == case["expected"]
+        masking.register_secret(secret)
+    assert masking.mask_secrets(case["input"], mask_placeholder=PLACEHOLDER) == case["expected"]
 
 
 def test_module_functions_share_ansible_core_registry_on_2_22():
-    secrets.register_secrets(["shared-registry-secret"])
-    masked = secrets.mask_secrets("x shared-registry-secret")
+    masking.register_secrets(["shared-registry-secret"])
+    masked = masking.mask_secrets("x shared-registry-secret")
     assert masked == "x $REDACTED$"
     try:
         _secrets, _ = core_secrets()
@@ -138,7 +138,7 @@ def test_module_functions_share_ansible_core_registry_on_2_22():
 
 
 def test_threads_get_consistent_results():
-    masker = secrets.SecretMasker()
+    masker = masking.SecretMasker()
     errors = []
 
     def work(n):
@@ -187,7 +187,7 @@ def _cpu_beside_a_long_mask(masker, text):
 def test_long_scans_release_the_gil():
     """Another thread keeps running while a long text is scanned: with the GIL held it would
     get no CPU for the whole scan.  (Tried a few times.)"""
-    masker = secrets.SecretMasker()
+    masker = masking.SecretMasker()
     masker.register_secret_texts([f"secret-{i}-value" for i in range(100)])
     text = "an ordinary line of log output, nothing secret in it\n" * 600_000
     masker.mask_string(text)  # builds whatever the first search builds
@@ -247,7 +247,7 @@ def _wait_child(pid, timeout):
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_fork_while_another_thread_registers_own_masker():
-    masker = secrets.SecretMasker()
+    masker = masking.SecretMasker()
     masker.register_secret_text("busy-0")
     _fork_while_registering(masker, masker.register_secret_text, masker.mask_string)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_accel import secrets
+from ansible_accel import masking
 
 from ._helpers import CASES, PLACEHOLDER, core_secrets, needs_222
 
@@ -15,7 +15,7 @@ def test_all_cases_are_present():
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_case_on_our_masker(case):
-    masker = secrets.SecretMasker()
+    masker = masking.SecretMasker()
     for secret in case["secrets"]:
         masker.register_secret_text(secret)
     assert masker.mask_string(case["input"], mask_placeholder=PLACEHOLDER) == case["expected"]
@@ -24,7 +24,7 @@ def test_case_on_our_masker(case):
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_case_on_our_matcher_spans_then_merge(case):
     """The bare matcher with the forms the masker would add gives spans that merge to the same."""
-    masker = secrets.SecretMasker()
+    masker = masking.SecretMasker()
     for secret in case["secrets"]:
         masker.register_secret_text(secret)
     spans = masker._registry.spans(case["input"])
@@ -59,7 +59,7 @@ def test_case_on_ansible_core_masker_with_native_matcher(case, accel):
     """ansible-core's own masker class with the accelerator installed (its native matcher)."""
     _secrets, _ = core_secrets()
     masker = _secrets.SecretMasker()
-    masker._matcher = secrets.SecretMatcher()
+    masker._matcher = masking.SecretMatcher()
     for secret in case["secrets"]:
         masker.register_secret_text(secret)
     before = accel.status()["masking"]["native"]
@@ -73,7 +73,7 @@ def test_case_on_ansible_core_masker_with_native_matcher(case, accel):
 def test_case_spans_equal_ansible_core_matcher(case):
     _secrets, _ = core_secrets()
     reference = _secrets.SecretMasker()
-    ours = secrets.SecretMasker()
+    ours = masking.SecretMasker()
     for secret in case["secrets"]:
         reference.register_secret_text(secret)
         ours.register_secret_text(secret)

@@ -27,7 +27,7 @@ CONFTEST = textwrap.dedent(
     import os
     import ansible_accel
     from ansible.module_utils._internal import _secrets
-    from ansible_accel.secrets import SecretMatcher
+    from ansible_accel.masking import SecretMatcher
 
     ansible_accel.install()
     assert ansible_accel.status()["masking"]["active"]

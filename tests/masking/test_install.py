@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import ansible_accel
-from ansible_accel import secrets
+from ansible_accel import masking
 
 from ._helpers import IS_222, core_secrets, needs_222
 
@@ -27,7 +27,7 @@ def test_install_keeps_earlier_secrets_and_uninstall_keeps_later_ones():
     register_secret("registered-before-install")
     ansible_accel.install()
     try:
-        assert type(masker._matcher) is secrets.SecretMatcher
+        assert type(masker._matcher) is masking.SecretMatcher
         register_secret("registered-while-on")
         before = ansible_accel.status()["masking"]["native"]
         assert mask_secrets("a registered-before-install b registered-while-on c") == "a $REDACTED$ b $REDACTED$ c"
@@ -133,7 +133,7 @@ def test_mask_object_calls_an_overridden_mask_string(accel, monkeypatch):
     """2.22's walk masks through masker.mask_string; one replaced on the instance is used."""
     _secrets, _secrets_object = core_secrets()
     private = _secrets.SecretMasker()
-    private._matcher = secrets.SecretMatcher()
+    private._matcher = masking.SecretMatcher()
     monkeypatch.setattr(_secrets_object, "_secret_masker", private)
     private.register_secret_text("hunter2secret")
     assert _secrets_object.mask_object(["x hunter2secret"]) == ["x $REDACTED$"]

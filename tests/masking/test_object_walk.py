@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from ansible_accel import _counters, secrets
+from ansible_accel import _counters, masking
 
 from ._helpers import core_secrets, needs_222
 from .test_properties import _pair, _same, _tagged
@@ -23,7 +23,7 @@ def _both(registered, value, lines_keys=LINES_KEYS, placeholder="$REDACTED$"):
     reference, ours = _pair(registered)
     expected = _secrets_object._Walker(reference, placeholder, lines_keys).mask(value)
     before = _counters.snapshot()["masking"]["native"]
-    got = secrets._mask_object_with(ours, value, placeholder, lines_keys)
+    got = masking._mask_object_with(ours, value, placeholder, lines_keys)
     _same(expected, got)
     assert (expected is value) == (got is value)
     assert _counters.snapshot()["masking"]["native"] == before + 1
@@ -118,8 +118,8 @@ def test_too_deep_for_2_22_fails_like_it():
     value = _deep(sys.getrecursionlimit())
     with pytest.raises(Exception):
         _secrets_object._Walker(reference, "*", {}).mask(value)
-    with pytest.raises(secrets.AnsibleSecretMaskError) as info:
-        secrets._mask_object_with(ours, value, "*", None)
+    with pytest.raises(masking.AnsibleSecretMaskError) as info:
+        masking._mask_object_with(ours, value, "*", None)
     assert info.value.__context__ is None
 
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ansible_accel import secrets
+from ansible_accel import masking
 
 from ._helpers import core_secrets, needs_222
 
@@ -48,7 +48,7 @@ def registry_and_text(draw):
 
 def _pair(registered):
     _secrets, _ = core_secrets()
-    reference, ours = _secrets.SecretMasker(), secrets.SecretMasker()
+    reference, ours = _secrets.SecretMasker(), masking.SecretMasker()
     reference.register_secret_texts(registered)
     ours.register_secret_texts(registered)
     return reference, ours
@@ -94,7 +94,7 @@ def test_secrets_in_json_equals_2_22(case):
 @given(st.lists(secret_text, max_size=8), st.lists(secret_text, max_size=8))
 def test_trackers_equal_2_22(first, second):
     _secrets, _ = core_secrets()
-    reference, ours = _secrets.SecretMasker(), secrets.SecretMasker()
+    reference, ours = _secrets.SecretMasker(), masking.SecretMasker()
     reference.register_secret_texts(first)
     ours.register_secret_texts(first)
     ref_tracker, our_tracker = reference.track_new_secrets(), ours.track_new_secrets()
@@ -112,11 +112,11 @@ def test_native_matcher_in_ansible_core_masker(case, more):
     registered, text = case
     _secrets, _ = core_secrets()
     reference, native = _secrets.SecretMasker(), _secrets.SecretMasker()
-    native._matcher = secrets.SecretMatcher()
+    native._matcher = masking.SecretMatcher()
     for batch in (registered, more):
         reference.register_secret_texts(batch)
         native.register_secret_texts(batch)
-        assert secrets._mask_text(native._matcher, text, "#") == reference.mask_string(text, mask_placeholder="#") if native._forms else True
+        assert masking._mask_text(native._matcher, text, "#") == reference.mask_string(text, mask_placeholder="#") if native._forms else True
         assert native.secrets_in_json(text) == reference.secrets_in_json(text)
 
 
@@ -188,7 +188,7 @@ def test_mask_object_equals_2_22(case, placeholder):
     lines_keys = {"stdout": "stdout_lines"}
     # 2.22's mask_object with this masker: its empty-registry shortcut, then its walk
     expected = _secrets_object._Walker(reference, placeholder, lines_keys).mask(value) if reference._forms else value
-    got = secrets._mask_object_with(ours, value, placeholder, lines_keys)
+    got = masking._mask_object_with(ours, value, placeholder, lines_keys)
     _same(expected, got)
     assert (expected is value) == (got is value)
 
@@ -214,7 +214,7 @@ order_word = st.text(order_chars, min_size=1, max_size=7)
 def test_matcher_spans_in_2_22_order(words, picks, noise_text):
     """Our matcher's spans() equals 2.22's matcher's, order included, after every add."""
     _secrets, _ = core_secrets()
-    reference, ours = _secrets._Fixed4Matcher(), secrets.SecretMatcher()
+    reference, ours = _secrets._Fixed4Matcher(), masking.SecretMatcher()
     text = "".join(words[i % len(words)] for i in picks) + noise_text + "".join(reversed(words))
     for word in words:
         reference.add(word)
@@ -225,7 +225,7 @@ def test_matcher_spans_in_2_22_order(words, picks, noise_text):
 def test_matcher_spans_order_examples():
     """Spans sharing a start: by bucket age, unless a word shorter than the anchor exists."""
     _secrets, _ = core_secrets()
-    reference, ours = _secrets._Fixed4Matcher(), secrets.SecretMatcher()
+    reference, ours = _secrets._Fixed4Matcher(), masking.SecretMatcher()
     for word in ("abcdef", "abcd", "abcde"):
         reference.add(word)
         ours.add(word)

@@ -76,7 +76,7 @@ def _core_modules(preloaded: bool = False) -> tuple[t.Any, t.Any]:
 def plan(*, preloaded: bool = False) -> list[Patch]:
     """The patches; ``preloaded``: inside a warm runner, on the modules it has imported only."""
     _secrets, _secrets_object = _core_modules(preloaded)
-    from .. import secrets as _accel
+    from .. import masking as _accel
 
     original_mask_string = _secrets.SecretMasker.__dict__["mask_string"]
     patches = [Patch(_secrets.SecretMasker, "mask_string", _native_mask_string(original_mask_string, _accel))]
@@ -95,7 +95,7 @@ def plan(*, preloaded: bool = False) -> list[Patch]:
 def after_install() -> None:
     from ansible.module_utils._internal import _secrets
 
-    from ..secrets import SecretMatcher
+    from ..masking import SecretMatcher
 
     masker = _secrets._secret_masker
     with masker._lock:

@@ -63,8 +63,8 @@ try:
     import ansible_accel
     from ansible_accel import argspec as accel_argspec
     from ansible_accel import finder as accel_finder
+    from ansible_accel import masking as accel_masking
     from ansible_accel import payload as accel_payload
-    from ansible_accel import secrets as accel_secrets
 except ImportError:
     ansible_accel = None
 
@@ -92,7 +92,7 @@ def validate(parameters):
 
 def mask(text, secrets):
     if ansible_accel is not None:
-        return accel_secrets.mask(text, secrets)
+        return accel_masking.mask(text, secrets)
     try:  # ansible-core 2.22: registered-secret masking
         from ansible.module_utils._internal._secrets import SecretMasker
     except ImportError:  # 2.19-2.21: the no_log scrubbing
