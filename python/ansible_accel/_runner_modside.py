@@ -43,8 +43,8 @@ _OFF = ("0", "false", "no", "off")
 _PACKAGE = "ansible_accel"
 # Files of ansible_accel the module-side paths run: imported in the runner, so an install
 # of the package that lacks one cannot serve.
-_USED = ("_counters.py", "_activation.py", "argspec.py", "no_log.py", "secrets.py", "_integrations/argspec.py",
-         "_integrations/no_log.py", "_integrations/masking.py")
+_USED = ("_counters.py", "_activation.py", "argspec.py", "_argspec_tagged.py", "no_log.py", "masking.py",
+         "_integrations/argspec.py", "_integrations/no_log.py", "_integrations/masking.py")
 
 
 class _State:
