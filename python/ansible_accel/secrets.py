@@ -21,19 +21,7 @@ from .masking import (
     register_secret,
     register_secrets,
 )
-
-__all__ = [
-    "AnsibleSecretMaskError",
-    "NewSecretTracker",
-    "SecretMasker",
-    "SecretMatcher",
-    "mask",
-    "mask_object",
-    "mask_secrets",
-    "register_secret",
-    "register_secrets",
-]
-
+from .masking import __all__  # the same names, listed once
 
 _warnings.warn(
     "ansible_accel.secrets is deprecated: use ansible_accel.masking, which has the same names",

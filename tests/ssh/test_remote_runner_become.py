@@ -1,5 +1,5 @@
 """Tasks run with ``become`` over the test bed's sshd with the remote runner on
-(``ANSIBLE_ACCEL_REMOTE_RUNNER=1``), mixed with tasks without it: every become task's modules go
+(as it comes), mixed with tasks without it: every become task's modules go
 the ordinary way on the host (a fresh interpreter started by the become plugin), counted as
 ``remote_runner`` fallbacks with reason ``become``; the others run in the hosts' runners; every
 task result is the same as plain ansible-core's, pipelining off and on; and no process of the
@@ -13,27 +13,16 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
-import tempfile
 
 import pytest
 from test_playbook_ssh import _differences, run_playbook
 from test_remote_runner import REMOTE, wait_no_python
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "runner"))
-from test_become import BECOME, BECOME_PLUGINS, BECOME_RUNS, OTHER_RUNS, PLAY, _results  # noqa: E402
+from test_become import BECOME, BECOME_PLUGINS, BECOME_RUNS, OTHER_RUNS, PLAY, _results, work  # noqa: E402, F401
 
 HOSTS = 3  # the aliases run_playbook makes: h01, h02, h03, each on its own interpreter
-
-
-@pytest.fixture
-def work():
-    """A directory ``nobody`` can enter but not write to (pytest's own are 0700)."""
-    path = tempfile.mkdtemp(prefix="accel-become-", dir="/tmp")
-    os.chmod(path, 0o755)
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.mark.parametrize(("pipelining", "method"), [(False, "su"), (True, "su"), (True, "accel_runuser")],
