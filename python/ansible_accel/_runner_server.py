@@ -40,6 +40,9 @@ PROBE_EXIT = "ansible-accel-probe"
 _MAIN_CALL = b'\n\n\nif __name__ == "__main__":\n    _ansiballz_main(\n'
 _LOADER = "ansible.module_utils._internal._ansiballz._loader"
 _TRACEBACKS_ASKED = None  # a regex, compiled after the probe (see main)
+# Children started before the preloaded heap is made immortal (_make_immortal): the marking
+# costs a runner about as much CPU as the page copies it then saves in that many children.
+IMMORTAL_AFTER = 128
 
 
 class _State:
@@ -161,7 +164,8 @@ def _script_mismatch(source, at, params):
             return "payload module_utils differ from the preloaded ones"
     if any(name.endswith(".pyc") for name in members):
         return "payload carries bytecode"
-    _report(b"AARV", encoded)
+    if _seen_before(hash(encoded)):
+        _report(b"AARV", encoded)
     return None
 
 
@@ -315,6 +319,8 @@ class Server:
         self.selector.register(self.listener, selectors.EVENT_READ, self._accept)
         self.selector.register(lifeline_fd, selectors.EVENT_READ, self._lifeline)
         self.running = {}  # pidfd (pid without pidfds) -> (pid, connection)
+        self.started = 0  # children started
+        self.immortal = False  # whether the heap has been made immortal
         self.done = False
         self.pidfds = _pidfds_work()
         self.wakeup = ()
@@ -337,7 +343,6 @@ class Server:
         # The runner's own dispositions, as Python set them: a child changes those it must.
         _State.dispositions = tuple((sig, signal.getsignal(sig)) for sig in signal.valid_signals()
                                     if sig not in (signal.SIGKILL, signal.SIGSTOP))
-        _make_immortal(gc)
         gc.freeze()  # the preloaded heap stays shared with the children, untouched by their gc
         while not self.done:
             for key, _ in self.selector.select():
@@ -431,6 +436,10 @@ class Server:
         if data[4:8] == b"AARW" and not fds:
             _keep_wrapper(bytes(data[4:]))
             return None, []
+        if data[4:8] == b"AARS" and not fds and len(data) == 16:
+            if len(_SEEN) < _SEEN_LIMIT:
+                _SEEN.add(struct.unpack_from("<q", data, 8)[0])
+            return None, []
         if data[4:8] == b"AARV" and not fds:
             if len(_VERIFIED) < _VERIFIED_LIMIT:
                 _VERIFIED.add(bytes(data[8:]))
@@ -479,6 +488,7 @@ class Server:
         try:
             connection.sendall(b"S" + struct.pack("<i", pid))
             os.write(go_w, b"g")
+            self.started += 1
         except OSError:
             os.kill(pid, 9)  # the client is gone before the module started: it never runs
         finally:
@@ -532,6 +542,17 @@ class Server:
         except OSError:
             pass
         connection.close()
+        if not self.running and not self.immortal and self.started >= IMMORTAL_AFTER:
+            self._settle()
+
+    def _settle(self):
+        """Make the heap immortal, at a moment no child runs and no client is connected: what
+        is immortal is never freed, so nothing of a request may be held then."""
+        import gc
+
+        self.immortal = True
+        _make_immortal(gc)
+        gc.freeze()
 
     def _client_event(self, connection):
         # A client says nothing after its request: readable means it went away.  Its module
@@ -655,9 +676,9 @@ def _on_sigchld(_signum, _frame):
 
 
 def _make_immortal(gc):
-    """Mark every object the runner holds as it starts serving immortal, as the interpreter
-    marks its own singletons and interned strings (CPython 3.12 and 3.13 only, where that
-    is a reference count the reference operations leave alone).  A child then writes no
+    """Mark every object the runner holds immortal, as the interpreter marks its own
+    singletons and interned strings (CPython 3.12 and 3.13 only, where that is a reference
+    count the reference operations leave alone).  A child started after it writes no
     reference count of the preloaded heap, so the pages it shares with the runner stay
     shared (each written one is copied: docs/runner.md gives the pages and CPU saved).  Nothing
     changes for the objects a module makes, nor for what it can see of the preloaded ones,
@@ -1042,6 +1063,15 @@ def _retarget(payload_zip):
 
 _WRAPPERS = {}  # (text before the arguments, text after them, literal's length) -> (code, slot, other strings)
 _WRAPPERS_LIMIT = 32
+# What children have compiled or checked once: hashes of wrapper keys, of (member, source)
+# pairs and of payloads.  A child sends code (AARW, AARC) or a checked payload (AARV) only for
+# what another child compiled or checked before it; the first one sends the hash alone (AARS).
+# Keeping code costs the runner a compile of the script (to prove the template) and both ends a
+# copy of the code, which pays only where the same script or file comes again: on a host's
+# runner most of a playbook's modules come once.  The hash is the runner's own (children share
+# its hash secret); a collision only sends something early.
+_SEEN = set()
+_SEEN_LIMIT = 8192
 
 
 def _params_span(source, at):
@@ -1156,8 +1186,11 @@ def _report_wrapper(source, at, params, code):
         return
     template = _wrapper_template(code, _literal_value(source[params[0]:params[1]]))
     if template is not None:
+        key = _wrapper_key(source, at, params)
+        if not _seen_before(hash(key)):
+            return
         try:
-            _report(b"AARW", marshal.dumps((*_wrapper_key(source, at, params), code, template[0])))
+            _report(b"AARW", marshal.dumps((*key, code, template[0])))
         except ValueError:
             pass
 
@@ -1234,10 +1267,23 @@ def _cached_compile(pathname, source):
 def _report_code(member, source, code):
     import marshal
 
+    if not _seen_before(hash((member, bytes(source)))):
+        return
     try:
         _report(b"AARC", marshal.dumps((member, bytes(source), code)))
     except ValueError:
         pass
+
+
+def _seen_before(digest):
+    """Whether a child compiled what this hash stands for before; if not, the runner is told it
+    has now."""
+    import struct
+
+    if digest in _SEEN:
+        return True
+    _report(b"AARS", struct.pack("<q", digest))
+    return False
 
 
 def _report(kind, payload):

@@ -9,6 +9,7 @@ import marshal
 import os
 import re
 import shutil
+import struct
 import sys
 
 import pytest
@@ -27,8 +28,31 @@ def server():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     module._TRACEBACKS_ASKED = re.compile(rb'_ansible_tracebacks_for\\*"\s*:\s*\[\s*\\*"')
-    module._report = lambda kind, payload: module._keep_wrapper(kind + payload)  # the runner's side, at once
+    module.sent = []
+
+    def runner_side(kind, payload):  # what the runner does with a child's report, at once
+        module.sent.append(kind)
+        if kind == b"AARS":
+            module._SEEN.add(struct.unpack("<q", payload)[0])
+        elif kind == b"AARW":
+            module._keep_wrapper(kind + payload)
+        elif kind == b"AARC":
+            module._keep_code(kind + payload)
+        else:
+            assert kind == b"AARV"
+            module._VERIFIED.add(payload)
+
+    module._report = runner_side
     return module
+
+
+def report(server, source, at, params, code):
+    """A child's report of a script it compiled, as the first and as the second child to compile
+    it: the first sends the key's hash alone, the second the code."""
+    kept = dict(server._WRAPPERS)
+    server._report_wrapper(source, at, params, code)
+    assert server._WRAPPERS == kept
+    server._report_wrapper(source, at, params, code)
 
 
 def shape(code):
@@ -58,7 +82,8 @@ def test_a_script_with_other_arguments_of_the_same_length_runs_what_compiling_it
     literal = source[params[0]:params[1]]
     assert literal.startswith(b"'{") and b"ANSIBLE_MODULE_ARGS" in literal
     assert server._wrapper_code(source, at, params, "/a/x.py") is None  # nothing kept yet
-    server._report_wrapper(source, at, params, compile(source, "/a/x.py", "exec", dont_inherit=True))
+    report(server, source, at, params, compile(source, "/a/x.py", "exec", dont_inherit=True))
+    assert server.sent == [b"AARS", b"AARW"]
     assert len(server._WRAPPERS) == 1
 
     same_length = _with_params(source, server, literal.replace(b"ANSIBLE_MODULE_ARGS", b"ANSIBLE_MODULE_ARGZ"))
@@ -81,7 +106,7 @@ def test_scripts_of_other_lengths_and_quoting_are_exact_once_kept(server, script
     at = _prepare(server, source)
     params = server._params_span(source, at)
     assert server._wrapper_code(source, at, params, "/a/x.py") is None
-    server._report_wrapper(source, at, params, compile(source, "/a/x.py", "exec", dont_inherit=True))
+    report(server, source, at, params, compile(source, "/a/x.py", "exec", dont_inherit=True))
     got = server._wrapper_code(source, at, params, "/c/y.py")
     assert got is not None
     assert shape(got) == shape(compile(source, "/c/y.py", "exec", dont_inherit=True))
@@ -93,10 +118,10 @@ def test_arguments_equal_to_another_constant_or_interned_are_compiled_as_usual(s
     fqn = re.search(rb"\nmodule_fqn=('[^']*'),\n", source).group(1)
     # A literal equal to another string of the script shares its constant: no template.
     shared = _with_params(source, server, fqn)
-    server._report_wrapper(shared, at, server._params_span(shared, at), compile(shared, "f", "exec"))
+    report(server, shared, at, server._params_span(shared, at), compile(shared, "f", "exec"))
     assert server._WRAPPERS == {}
     # A kept template does not serve arguments that would be interned or shared.
-    server._report_wrapper(source, at, server._params_span(source, at), compile(source, "f", "exec"))
+    report(server, source, at, server._params_span(source, at), compile(source, "f", "exec"))
     assert len(server._WRAPPERS) == 1
     length = server._params_span(source, at)[1] - server._params_span(source, at)[0]
     for literal in (b"'" + b"a" * (length - 2) + b"'", fqn.ljust(length, b" ")[:length]):
@@ -157,3 +182,35 @@ def test_modules_run_from_kept_code_see_what_a_fresh_interpreter_shows_them(runn
         assert view["wrapper_code"][0] == os.path.abspath(path)
         assert view == observed(out)
     assert runner.fallbacks() == []
+
+
+def test_payload_code_is_kept_from_the_second_child_that_compiles_it(server):
+    """A payload file's code goes to the runner only once a child compiled it before: the first
+    child sends its hash, the second the code; a later one gets the kept code, renamed."""
+    server._ORIGINAL_COMPILE = lambda pathname, source: compile(source, pathname, "exec", dont_inherit=True)
+    source = b"def f():\n    return 1\n\nclass C:\n    def g(self):\n        return f()\n"
+    for payload in ("/tmp/p1.zip", "/tmp/p2.zip"):  # two children, each compiling the file
+        server._State.current_zip = payload
+        got = server._cached_compile(payload + "/ansible/modules/x.py", source)
+        assert shape(got) == shape(compile(source, payload + "/ansible/modules/x.py", "exec", dont_inherit=True))
+    assert server.sent == [b"AARS", b"AARC"]
+    assert list(server._CODE) == ["ansible/modules/x.py"]
+    server._State.current_zip = "/tmp/p3.zip"
+    got = server._cached_compile("/tmp/p3.zip/ansible/modules/x.py", source)
+    assert shape(got) == shape(compile(source, "/tmp/p3.zip/ansible/modules/x.py", "exec", dont_inherit=True))
+    assert server.sent == [b"AARS", b"AARC"]  # served from the kept code: nothing compiled or sent
+    other = server._cached_compile("/tmp/p3.zip/ansible/modules/x.py", source + b"# changed\n")
+    assert other.co_filename == "/tmp/p3.zip/ansible/modules/x.py" and server.sent[-1] == b"AARS"
+
+
+def test_a_checked_payload_is_kept_from_the_second_child_that_checks_it(server, scripts):
+    source = open(scripts["observe"], "rb").read()
+    at = _prepare(server, source)
+    server._State.preloaded_files = {}
+    params = server._params_span(source, at)
+    assert server._script_mismatch(source, at, params) is None
+    assert server.sent == [b"AARS"] and not server._VERIFIED
+    assert server._script_mismatch(source, at, params) is None
+    assert server.sent == [b"AARS", b"AARV"] and len(server._VERIFIED) == 1
+    assert server._script_mismatch(source, at, params) is None
+    assert server.sent == [b"AARS", b"AARV"]  # not checked again
