@@ -19,6 +19,12 @@ never see ``basic``: this one is first, and costs one dictionary lookup per impo
 goes.  In a process that is not an AnsiBallZ module (``__main__`` is not the wrapper) it goes
 at that point without doing anything.
 
+With ``target`` alone, the counts go to the controller this module runs under, when it is one
+with the accelerator on, on this machine, as this user: ``controller_record`` walks up the
+module's parent processes to the nearest one that has a counts file in its run directory (the
+private directory of the controller's runners), so the module's environment holds the value
+as the task set it.
+
 Standard library only, and only modules the interpreter has imported by the time site-packages
 are processed.
 """
@@ -91,8 +97,85 @@ def _switch_on(basic, record):
         files = _payload_files(archive, preloaded)
         if files is None:
             unused = "payload not readable"
+    # A counts file the task named may be created; the controller's is only appended to.
+    explicit = bool(record)
+    if not explicit:
+        record = controller_record()
     runner_modside = _load("_runner_modside")
-    runner_modside.install_target(preloaded, files or {}, archive, record, unused)
+    runner_modside.install_target(preloaded, files or {}, archive, record, unused, create=explicit)
+
+
+# The suffix of a controller's counts file (``_runner_modside.TARGET_SUFFIX``).
+_TARGET_SUFFIX = ".modside-target"
+_MAX_ANCESTORS = 64
+
+
+def controller_record(environ=None):
+    """The counts file of the nearest parent process that is a controller with the accelerator
+    on (``BASE/run-PID/PID.modside-target``, BASE its private directory), or "".
+
+    BASE is where ``_runner_pool.private_base()`` puts it (``$XDG_RUNTIME_DIR/ansible-accel``,
+    or ``ansible-accel-UID`` in the temporary directory), looked for under each place the
+    controller's environment may have named: the module's own variables (the controller's, but
+    for what the task set or ``become`` dropped) and the usual directories.  Only a directory
+    of this user's that nobody else may open, not a link, and a regular file of this user's in
+    it qualify.  A few system calls per parent process; imports nothing."""
+    environ = os.environ if environ is None else environ
+    uid = os.getuid()
+    places = [environ.get("XDG_RUNTIME_DIR"), f"/run/user/{uid}"]
+    bases = [f"{p}/ansible-accel" for p in places if p]
+    places = [environ.get(name) for name in ("TMPDIR", "TEMP", "TMP")] + ["/tmp", "/var/tmp", "/usr/tmp"]
+    bases += [f"{p}/ansible-accel-{uid}" for p in places if p]
+    bases = [b for b in dict.fromkeys(bases) if _private_dir(b, uid)]
+    if not bases:
+        return ""
+    pid = os.getppid()
+    for _ in range(_MAX_ANCESTORS):
+        if pid <= 1:
+            break
+        for base in bases:
+            rundir = f"{base}/run-{pid}"
+            record = f"{rundir}/{pid}{_TARGET_SUFFIX}"
+            if _private_dir(rundir, uid) and _own_file(record, uid):
+                return record
+        pid = _parent_pid(pid)
+    return ""
+
+
+def _private_dir(path, uid):
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return info.st_mode & 0o170000 == 0o040000 and not info.st_mode & 0o077 and info.st_uid == uid
+
+
+def _own_file(path, uid):
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return info.st_mode & 0o170000 == 0o100000 and info.st_uid == uid
+
+
+def _parent_pid(pid):
+    """The parent of process ``pid`` (``/proc/PID/stat``), or 0."""
+    try:
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return 0
+    try:
+        text = os.read(fd, 4096)
+    except OSError:
+        return 0
+    finally:
+        os.close(fd)
+    # "PID (COMMAND) STATE PPID ...": COMMAND may hold spaces and parentheses, not its last ")".
+    fields = text.rpartition(b")")[2].split()
+    try:
+        return int(fields[1])
+    except (IndexError, ValueError):
+        return 0
 
 
 def _payload_files(archive, names):

@@ -14,8 +14,8 @@ native paths the controller uses (``_integrations.argspec``, ``_integrations.no_
 ``flush()``, called by a child just before it ends, appends its counts as one JSON line to
 ``SOCKET.modside`` in the runner's directory; the controller adds them up (``status()``).
 ``install_target()`` does the same switch-on in a fresh interpreter that opted in
-(``_modside_target``), whose counts go to the file the opt-in names, read by ``status()``
-too when the controller named it (``target_record``).
+(``_modside_target``), whose counts go to the file the opt-in names or, without one, to the
+counts file of the controller it runs under (``target_record`` there, read by ``status()``).
 
 The runner loads this file by path (it cannot import a package of its own), so it uses the
 standard library only at import.  It switches the paths on only when:
@@ -50,7 +50,8 @@ _USED = ("_counters.py", "_activation.py", "argspec.py", "_argspec_tagged.py", "
 class _State:
     reason = "not installed"  # why the paths are not used in this runner; None once they are
     counters = None  # ansible_accel._counters as loaded in the runner (the patched code's)
-    record = ""  # SOCKET.modside
+    record = ""  # SOCKET.modside; in a fresh interpreter, its counts file
+    target_create = None  # in a fresh interpreter: whether its counts file may be created
     dumps = None  # json.dumps, held: a child must not import anything as it ends
     patched = ()  # (path, number of objects replaced)
 
@@ -101,13 +102,14 @@ def _warm():
     _State.counters.reset()
 
 
-def install_target(preloaded, preloaded_files, archive, record, unused=None):
+def install_target(preloaded, preloaded_files, archive, record, unused=None, create=True):
     """In a fresh interpreter that opted in (``ANSIBLE_ACCEL_MODULE_SIDE=target[:RECORD]``, see
     ``_modside_target``), once the payload's ``basic`` has been imported: the same switch-on
     as a runner's, on the modules imported from the payload so far (``archive``, the payload
     zip, is left out of the search for the installed packages).  With ``record``, the
     process appends its counts (or why the paths were not used: ``unused``, or the reason
-    found here) to that file as it exits.  Never raises."""
+    found here) to that file as it exits, creating it only with ``create`` (``_append_own``).
+    Never raises."""
     try:
         kept = _Kept()
     except Exception:  # noqa: BLE001 - the module runs as shipped
@@ -118,8 +120,10 @@ def install_target(preloaded, preloaded_files, archive, record, unused=None):
         _State.dumps = json.dumps
         if record:
             import atexit
+            import os
 
-            _State.record = record
+            # (the module may change its working directory before it ends)
+            _State.record, _State.target_create = os.path.abspath(record), bool(create)
             atexit.register(flush)
         if unused is not None:
             _State.reason = unused
@@ -163,7 +167,11 @@ def flush():
     else:
         return
     try:
-        _append(_State.record, _State.dumps(entry, sort_keys=True).encode() + b"\n")
+        line = _State.dumps(entry, sort_keys=True).encode() + b"\n"
+        if _State.target_create is None:
+            _append(_State.record, line)
+        else:
+            _append_own(_State.record, line, _State.target_create)
     except Exception:  # noqa: BLE001 - counters are advisory; never fail a module over them
         pass
 
@@ -176,6 +184,32 @@ def _append(path, line):
         os.write(fd, line)
     finally:
         os.close(fd)
+
+
+def _append_own(path, line, create):
+    """A fresh interpreter's counts: appended only to a regular file of this process's user,
+    never through a link as its last part, in a directory of that user's or in a sticky one of
+    root's such as /tmp (where nobody else can take the file's place); created only with
+    ``create``."""
+    import os
+
+    uid = os.getuid()
+    directory, name = os.path.split(path)
+    dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        info = os.fstat(dir_fd)
+        if info.st_uid != uid and not (info.st_uid == 0 and info.st_mode & 0o1000):
+            return
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
+        fd = os.open(name, flags | (os.O_CREAT if create else 0), 0o600, dir_fd=dir_fd)
+        try:
+            info = os.fstat(fd)
+            if info.st_mode & 0o170000 == 0o100000 and info.st_uid == uid:
+                os.write(fd, line)
+        finally:
+            os.close(fd)
+    finally:
+        os.close(dir_fd)
 
 
 class _Kept:

@@ -2,7 +2,9 @@
 local modules each start a fresh interpreter (``ANSIBLE_ACCEL_RUNNER=0``), with
 ``ANSIBLE_ACCEL_MODULE_SIDE`` in the play's ``environment:`` and without it.  The task results
 are the same; with the opt-in every module validates its arguments natively and scrubs (2.19-2.21)
-or masks (2.22) natively, counted in the counts file; without it nothing is counted."""
+or masks (2.22) natively, counted in the counts file; without it nothing is counted.  With
+``target`` alone and the accelerator on in the controller, the counts reach the controller's
+stats while every module sees the environment exactly as the task set it."""
 
 from __future__ import annotations
 
@@ -56,21 +58,27 @@ MASKING_TASK = """\
 """
 # Module runs in TASKS (a loop counts each item), and the masking task on 2.22.
 MODULE_RUNS = 9 + (1 if CORE_MINOR >= (2, 22) else 0)
+# What a module sees of the variable: in the environment of a command it starts, and in its own
+# (``accel_observe`` reports its whole ``os.environ``).  Two module runs.
+ENVIRONMENT_TASKS = """\
+    - command: printenv ANSIBLE_ACCEL_MODULE_SIDE
+    - accel_observe: {}
+"""
 
 
-def play(environment: dict | None) -> str:
+def play(environment: dict | None, extra_tasks: str = "") -> str:
     head = "- hosts: localhost\n  gather_facts: false\n"
     if environment is not None:
         head += f"  environment: {json.dumps(environment)}\n"
-    return head + "  tasks:\n" + TASKS + (MASKING_TASK if CORE_MINOR >= (2, 22) else "")
+    return head + "  tasks:\n" + TASKS + (MASKING_TASK if CORE_MINOR >= (2, 22) else "") + extra_tasks
 
 
 def run_playbook(tmp_path, label: str, environment: dict | None, *, interpreter: str = sys.executable,
-                 command: list[str] | None = None, **env_extra: str) -> tuple[list, str]:
+                 command: list[str] | None = None, extra_tasks: str = "", **env_extra: str) -> tuple[list, str]:
     """The normalised task results of one run, and its standard output."""
     work = tmp_path / label
     work.mkdir()
-    (work / "play.yml").write_text(play(environment))
+    (work / "play.yml").write_text(play(environment, extra_tasks))
     (work / "hosts").write_text(f"localhost ansible_connection=local ansible_python_interpreter={interpreter}\n")
     results = work / "results.json"
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_") and k != ENV}
@@ -125,16 +133,32 @@ def test_the_same_results_with_the_opt_in_and_native_counts_only_with_it(tmp_pat
     assert len(records(record)) == MODULE_RUNS
 
 
-def test_the_controller_names_the_counts_file_and_adds_them_to_the_stats(tmp_path, plain):
-    """With exactly ``target`` and the accelerator on, the controller gives local modules the
-    counts file and the run's stats hold their counts under ``module_side``."""
+def _seen(results: dict) -> list:
+    """The variable as the two modules of ``ENVIRONMENT_TASKS`` saw it, in the order they ran."""
+    tasks = results["hosts"]["localhost"][-2:]
+    assert [t["action"] for t in tasks] == ["command", "accel_observe"], tasks
+    command, observe = (t["result"] for t in tasks)
+    return [command["stdout"], dict(observe["observed"]["environ"]).get(ENV)]
+
+
+def test_the_controller_adds_the_counts_to_the_stats_and_modules_see_the_value_as_set(tmp_path, plain):
+    """With ``target`` alone and the accelerator on, the counts of local modules reach the
+    run's stats under ``module_side``, and the modules see ``target``, as under plain
+    ansible-core: the same results, the same environment."""
     launcher = [os.path.join(os.path.dirname(sys.executable), "ansible-accel"), "ansible-playbook"]
+    runs = MODULE_RUNS + 2  # and ENVIRONMENT_TASKS
+    # (the same ANSIBLE_ACCEL_STATS both ways: the modules see the controller's environment too)
     stats_on = tmp_path / "stats-on.json"
-    on, _ = run_playbook(tmp_path, "on", {ENV: "target"}, command=launcher, ANSIBLE_ACCEL_STATS=str(stats_on))
-    assert on == plain, "\n".join(_differences(plain, on)[:20])
+    reference, _ = run_playbook(tmp_path, "reference", {ENV: "target"}, extra_tasks=ENVIRONMENT_TASKS,
+                                ANSIBLE_ACCEL_STATS=str(stats_on))  # fmt: skip
+    assert _seen(reference) == ["target", "target"] and not stats_on.exists()
+    on, _ = run_playbook(tmp_path, "on", {ENV: "target"}, command=launcher, extra_tasks=ENVIRONMENT_TASKS,
+                         ANSIBLE_ACCEL_STATS=str(stats_on))  # fmt: skip
+    assert _seen(on) == ["target", "target"]
+    assert on == reference, "\n".join(_differences(reference, on)[:20])
     side = json.loads(stats_on.read_text())["module_side"]
-    assert side["target_modules"] == side["modules"] == MODULE_RUNS, side
-    assert side["fallback"] == {} and side["argspec"] == {"native": MODULE_RUNS, "fallback": {}}, side
+    assert side["target_modules"] == side["modules"] == runs, side
+    assert side["fallback"] == {} and side["argspec"] == {"native": runs, "fallback": {}}, side
     if CORE_MINOR < (2, 22):
         assert side["no_log"]["native"] >= MODULE_RUNS, side
     else:
@@ -145,3 +169,17 @@ def test_the_controller_names_the_counts_file_and_adds_them_to_the_stats(tmp_pat
     assert off == plain, "\n".join(_differences(plain, off)[:20])
     side = json.loads(stats_off.read_text())["module_side"]
     assert side["target_modules"] == side["modules"] == 0 and side["argspec"]["native"] == 0, side
+
+
+def test_the_controllers_own_value_reaches_the_modules_and_counts_the_same(tmp_path):
+    """``target`` in the controller's own environment, none in the play: the modules inherit
+    it as it is and their counts reach the stats as with the play's ``environment:``."""
+    launcher = [os.path.join(os.path.dirname(sys.executable), "ansible-accel"), "ansible-playbook"]
+    runs = MODULE_RUNS + 2  # and ENVIRONMENT_TASKS
+    stats = tmp_path / "stats.json"
+    on, _ = run_playbook(tmp_path, "on", None, command=launcher, extra_tasks=ENVIRONMENT_TASKS,
+                         ANSIBLE_ACCEL_STATS=str(stats), **{ENV: "target"})  # fmt: skip
+    assert _seen(on) == ["target", "target"]
+    side = json.loads(stats.read_text())["module_side"]
+    assert side["target_modules"] == side["modules"] == runs, side
+    assert side["fallback"] == {} and side["argspec"] == {"native": runs, "fallback": {}}, side

@@ -13,9 +13,9 @@ run, and ``/var/tmp`` as their remote tmp (the module's own temporary files go t
 home does not exist, and a host's remote tmp is root's); ansible-core's own ``chown`` hands them
 the module's files (the connection's user is root).
 
-With ``ANSIBLE_ACCEL_MODULE_SIDE=target`` in the task environment, a module run with become
-gets the value as written and so adds no module-side counts, while the same module without
-become is counted (docs/module-side.md)."""
+With ``ANSIBLE_ACCEL_MODULE_SIDE=target`` in the task environment, every module sees the value
+as written, and the counts of those run as the controller's user, with become (to root, the
+user running these tests) and without, reach the controller's stats (docs/module-side.md)."""
 
 from __future__ import annotations
 
@@ -152,27 +152,29 @@ TARGET_PLAY = """\
       become: true
     - stat: {path: /}
     - command: printenv ANSIBLE_ACCEL_MODULE_SIDE
+    - command: printenv ANSIBLE_ACCEL_MODULE_SIDE
       become: true
 """
 
 
-def test_module_side_counts_leave_out_modules_run_with_become(tmp_path, work):
-    """``ANSIBLE_ACCEL_MODULE_SIDE=target`` in the task environment: each module run without
-    become reports one module-side line, from its runner or, for the first ones while the runner
-    starts, from its fresh interpreter given the controller's counts file; each one with become
-    reports none (its fresh interpreter is given ``target`` as written)."""
+def test_module_side_counts_of_modules_run_as_the_controllers_user_with_become_too(tmp_path, work):
+    """``ANSIBLE_ACCEL_MODULE_SIDE=target`` in the task environment: every module sees
+    ``target``, with become and without, as under plain ansible-core; each module run reports
+    one module-side line, from its runner or, for those with become and the first ones while the
+    runner starts, from its fresh interpreter, which finds the controller's counts file as the
+    controller's own user (root, with become to root)."""
     plain, _ = _run(tmp_path, work, accel=False, pipelining=True, play=TARGET_PLAY)
     on, stats = _run(tmp_path, work, accel=True, pipelining=True, play=TARGET_PLAY)
     assert on == plain, "\n".join(_differences(plain, on)[:20])
-    assert all([r["stdout"] for r in _results(on, host, "command")] == ["target"] for host in HOSTS), on
+    assert all([r["stdout"] for r in _results(on, host, "command")] == ["target"] * 2 for host in HOSTS), on
     side, runner = stats["module_side"], stats["run"]["paths"]["runner"]
     print(f"\nmodule side: {json.dumps(side, sort_keys=True)}\nrunner: {json.dumps(runner, sort_keys=True)}")
-    without_become = 4 * len(HOSTS)
+    with_become, without_become = 2 * len(HOSTS), 5 * len(HOSTS)
     fallback = dict(runner["fallback"])
-    assert fallback.pop(BECOME, 0) == 2 * len(HOSTS) and set(fallback) <= WARMING, runner
+    assert fallback.pop(BECOME, 0) == with_become and set(fallback) <= WARMING, runner
     assert runner["native"] + sum(fallback.values()) == without_become, runner
-    assert side["modules"] == without_become, side
-    assert side["argspec"]["native"] == without_become and side["fallback"] == {}, side
-    # the runs that went the ordinary way while the runner started (the first two at least) were
-    # given the controller's counts file
-    assert side["target_modules"] == sum(fallback.values()) >= 2, (side, runner)
+    assert side["modules"] == with_become + without_become, side
+    assert side["argspec"]["native"] == side["modules"] and side["fallback"] == {}, side
+    # the runs that went the ordinary way (with become, and while the runner started: the first
+    # two at least) found the controller's counts file
+    assert side["target_modules"] == with_become + sum(fallback.values()) >= with_become + 2, (side, runner)
