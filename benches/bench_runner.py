@@ -55,6 +55,34 @@ def _build(module: str, args: dict, workdir: str) -> bytes | None:
     return built.b_module_data
 
 
+def _build_with_bytecode(module: str, args: dict, workdir: str) -> bytes | None:
+    """The payload the accelerator's ``bytecode`` path builds for this interpreter."""
+    import ansible_accel
+    from ansible_accel._integrations import bytecode
+
+    saved = {k: os.environ.get(k) for k in ("ANSIBLE_ACCEL_BYTECODE", "ANSIBLE_ACCEL_BYTECODE_CACHE")}
+    os.environ.update(ANSIBLE_ACCEL_BYTECODE="1", ANSIBLE_ACCEL_BYTECODE_CACHE=os.path.join(workdir, "pyc-cache"))
+    installed = ansible_accel.status()["installed"]
+    from ansible import constants as C
+
+    local_tmp = C.DEFAULT_LOCAL_TMP
+    C.DEFAULT_LOCAL_TMP = tempfile.mkdtemp(dir=workdir)  # ansible-core's payload cache of its own
+    ansible_accel.install()
+    try:
+        if not bytecode._active:
+            return None
+        return _build(module, args, workdir)
+    finally:
+        C.DEFAULT_LOCAL_TMP = local_tmp
+        if not installed:
+            ansible_accel.uninstall()
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
 def _tree_cpu(pid: int) -> float:
     """CPU of a process and of the children it has reaped."""
     with open(f"/proc/{pid}/stat") as handle:
@@ -153,6 +181,7 @@ def run(quick: bool) -> list[Row]:
                           statistics.mean(warm_cpu), _spread(fresh_cpu), _spread(warm_cpu), expected == got)
                 print(row.line(), flush=True)
                 rows.append(row)
+            rows += _bytecode_rows(scripts, workdir, client, sock, process, quick, repeat)
         finally:
             for fd in lifeline:
                 os.close(fd)
@@ -161,6 +190,81 @@ def run(quick: bool) -> list[Row]:
         if os.path.exists(fallbacks):
             print(f"runner: modules that went the ordinary way: {open(fallbacks).read().splitlines()}")
     return rows
+
+
+def _bytecode_rows(scripts, workdir, client, sock, process, quick, repeat) -> list[Row]:
+    """The same modules through the same runner, their payload without bytecode against with it
+    (the ``bytecode`` path's, for this interpreter): CPU per run once each script has run a few
+    times, results compared."""
+    rows = []
+    args = dict(QUICK_MODULES if quick else MODULES)
+    pairs = {}
+    for module, path in scripts.items():
+        data = _build_with_bytecode(module, args[module], workdir)
+        if data is None:
+            print(f"runner: no bytecode payload for {module} (the bytecode path is not active)")
+            continue
+        with_path = os.path.join(workdir, f"bytecode-{module}", f"AnsiballZ_{module.rpartition('.')[2]}.py")
+        os.makedirs(os.path.dirname(with_path))
+        with open(with_path, "wb") as handle:
+            handle.write(data)
+        pairs[module] = (path, with_path)
+    if not pairs:
+        return rows
+    rows.append(_first_runs(pairs, workdir, client))
+    for module, (path, with_path) in pairs.items():
+        data = open(with_path, "rb").read()
+        commands = [f"{client} {sock} {sys.executable} {p}" for p in (path, with_path)]
+        results = []
+        for command in commands:
+            for _ in range(3):
+                results.append(_run(command, process.pid)[1])
+        cpu = ([], [])
+        for _ in range(repeat):  # alternating; the runner's side of each read around each run
+            for i, command in enumerate(commands):
+                before = _tree_cpu(process.pid)
+                own = _run(command, None)[0]
+                cpu[i].append((own, _tree_cpu(process.pid) - before))
+        # per run: its own processes, plus the runner's side averaged over the runs of that kind
+        figures = [[own + sum(r for _, r in runs) / len(runs) for own, _ in runs] for runs in cpu]
+        row = Row("runner", "module start through the runner, CPU per run: payload without / with bytecode", module,
+                  statistics.mean(figures[0]), statistics.mean(figures[1]), _spread(figures[0]), _spread(figures[1]),
+                  all(r == results[0] for r in results))
+        print(row.line(), f"(script {os.path.getsize(path)} / {len(data)} bytes)", flush=True)
+        rows.append(row)
+    return rows
+
+
+def _first_runs(pairs, workdir, client) -> Row:
+    """Each module's first run in a runner that has not seen it (most runs of a host's runner
+    are): a new runner, then per module its script without bytecode and with, alternating which
+    goes first.  Per module, whichever runs second finds nothing kept by the first (the runner
+    keeps code from a file's second compile); the module_utils that several modules share are
+    kept by the third that compiles them, which favours the runs without bytecode.  The runner's
+    side is read in clock ticks, so the figure is its sum over all modules, shared out evenly."""
+    paths = [p for pair in pairs.values() for p in pair]
+    sub = tempfile.mkdtemp(prefix="first-", dir=workdir)
+    _, sock, process, lifeline = _start_runner(sub, open(paths[0], "rb").read())
+    try:
+        own, runner_side, results = ([], []), [0.0, 0.0], ([], [])
+        for index, pair in enumerate(pairs.values()):
+            order = (0, 1) if index % 2 == 0 else (1, 0)
+            for kind in order:
+                before = _tree_cpu(process.pid)
+                cpu, result = _run(f"{client} {sock} {sys.executable} {pair[kind]}", None)
+                runner_side[kind] += _tree_cpu(process.pid) - before
+                own[kind].append(cpu)
+                results[kind].append(result)
+    finally:
+        for fd in lifeline:
+            os.close(fd)
+        process.wait(timeout=30)
+    figures = [[c + runner_side[k] / len(own[k]) for c in own[k]] for k in (0, 1)]
+    row = Row("runner", "first run of a module in a new runner, CPU per run: payload without / with bytecode",
+              f"{len(pairs)} modules", statistics.mean(figures[0]), statistics.mean(figures[1]),
+              _spread(figures[0]), _spread(figures[1]), results[0] == results[1])
+    print(row.line(), flush=True)
+    return row
 
 
 def _spread(values: list[float]) -> float:

@@ -21,6 +21,10 @@ load of its ``.py``:
   (``__file__``, ``__cached__``, the spec's origin) and the real ``ansible/__init__.py`` is
   compiled and run in it, as zipimport would; the shim leaves no name behind.
 
+The first two steps are the function ``_ansible_accel_bytecode_loads(archive)``: a warm
+runner's child (``_runner_server``), where the ``ansible`` package is already imported, finds it
+in this ``.pyc`` and calls it for its own payload, so that its imports load as they would here.
+
 A target whose Python has another magic number never runs this (zipimport skips the
 ``.pyc``), nor one that runs the sources of an exploded payload (``.py`` wins over ``.pyc``
 in a directory).  Valid Python 3.8: it is compiled by the target's Python version.
@@ -28,17 +32,13 @@ in a directory).  Valid Python 3.8: it is compiled by the target's Python versio
 
 SHIM_SOURCE = '''\
 # ansible-accel: the payload carries bytecode; this sets it up, then runs ansible/__init__.py.
-def _ansible_accel_bytecode(namespace):
+def _ansible_accel_bytecode_loads(archive):
     import sys
     import zipimport
     import _imp
 
-    loader = namespace["__loader__"]
-    spec = namespace["__spec__"]
-    archive = loader.archive
     toc = zipimport._zip_directory_cache[archive]
     prefix = archive + zipimport.path_sep
-    source_path = spec.origin[:-1]
     positions = getattr(compile("0", "", "eval"), "co_positions", None)
     same_code = sys.flags.optimize == 0 and (positions is None or None not in list(positions())[-1])
     original = getattr(zipimport, "_get_module_code", None)
@@ -58,6 +58,12 @@ def _ansible_accel_bytecode(namespace):
         for name in [name for name in toc if name[-4:] == ".pyc" and name[:-1] in toc]:
             del toc[name]
 
+
+def _ansible_accel_bytecode(namespace):
+    loader = namespace["__loader__"]
+    spec = namespace["__spec__"]
+    _ansible_accel_bytecode_loads(loader.archive)
+    source_path = spec.origin[:-1]
     spec.origin = source_path
     spec.cached = None
     namespace["__file__"] = source_path
@@ -68,5 +74,5 @@ def _ansible_accel_bytecode(namespace):
 
 
 _ansible_accel_bytecode(globals())
-del _ansible_accel_bytecode
+del _ansible_accel_bytecode, _ansible_accel_bytecode_loads
 '''

@@ -110,8 +110,8 @@ def _preload(probe_path):
     _State.retarget_plan = _retarget_plan()
 
 
-def _payload_members(source):
-    """The (crc, size) of each member of the payload a wrapper script carries, or None."""
+def _payload_archive(source):
+    """The payload a wrapper script carries, as an open ``zipfile.ZipFile``, or None."""
     import base64
     import io
     import zipfile
@@ -122,14 +122,41 @@ def _payload_members(source):
     start += len(b"\nzip_data='")
     end = source.find(b"'", start)
     try:
-        with zipfile.ZipFile(io.BytesIO(base64.b64decode(source[start:end], validate=True))) as archive:
-            return {i.filename: (i.CRC, i.file_size) for i in archive.infolist()}
+        return zipfile.ZipFile(io.BytesIO(base64.b64decode(source[start:end], validate=True)))
     except (ValueError, zipfile.BadZipFile):
         return None
 
 
+def _payload_members(archive):
+    """The (crc, size) of each member of a payload archive."""
+    return {i.filename: (i.CRC, i.file_size) for i in archive.infolist()}
+
+
+_BYTECODE_SHIM = "ansible/__init__.pyc"
+_BYTECODE_LOADS = "_ansible_accel_bytecode_loads"
+
+
+def _bytecode_loads(pyc):
+    """From a payload's ``ansible/__init__.pyc`` (the accelerator's shim, ``_bytecode_shim``),
+    the code of its function that makes the payload's ``.pyc`` loads look like loads of their
+    sources; None where this interpreter's zipimport skips the file (another magic number: then
+    it skips every ``.pyc`` of the payload, as the target would); False where the file holds no
+    such function."""
+    import marshal
+    from importlib.util import MAGIC_NUMBER
+
+    if pyc[:4] != MAGIC_NUMBER:
+        return None
+    code = marshal.loads(pyc[16:])
+    for const in getattr(code, "co_consts", ()):
+        if type(const) is type(_bytecode_loads.__code__) and const.co_name == _BYTECODE_LOADS:
+            return const
+    return False
+
+
 def _preloaded_files(source):
-    members = _payload_members(source) or {}
+    archive = _payload_archive(source)
+    members = _payload_members(archive) if archive is not None else {}
     prefix = _State.probe_zip + "/"
     files = {}
     for name in _State.preloaded:
@@ -156,14 +183,22 @@ def _script_mismatch(source, at, params):
     encoded = tail[start + 11:tail.find(b"'", start + 11)] if start >= 0 else b""
     if encoded in _VERIFIED:
         return None
-    members = _payload_members(source)
-    if members is None:
+    archive = _payload_archive(source)
+    if archive is None:
         return "payload not readable"
+    members = _payload_members(archive)
     for member, stamp in _State.preloaded_files.items():
         if members.get(member) != stamp:
             return "payload module_utils differ from the preloaded ones"
     if any(name.endswith(".pyc") for name in members):
-        return "payload carries bytecode"
+        try:
+            loads = _bytecode_loads(archive.read(_BYTECODE_SHIM))
+        except KeyError:
+            return "payload carries bytecode without its set-up"
+        except Exception:  # noqa: BLE001 - marshal's ValueError, EOFError; zlib's error...
+            return "payload bytecode set-up not readable"
+        if loads is False:
+            return "payload bytecode set up by another shim"
     if _seen_before(hash(encoded)):
         _report(b"AARV", encoded)
     return None
@@ -1046,6 +1081,14 @@ def _retarget(payload_zip):
             for locations in {id(x): x for x in (spec.submodule_search_locations, getattr(module, "__path__", None))}.values():
                 if isinstance(locations, list):
                     locations[:] = [payload_zip + p[len(old):] if p.startswith(old + "/") else p for p in locations]
+    toc = zipimport._zip_directory_cache.get(payload_zip)
+    if root is not None and toc is not None and _BYTECODE_SHIM in toc:
+        # What the payload's shim does as the target imports the ``ansible`` package from it (here
+        # imported already): the shim's own function, checked before the script ran.
+        loads = _bytecode_loads(root.get_data(_BYTECODE_SHIM))
+        if loads:
+            ansible = sys.modules["ansible"]
+            type(_retarget)(loads, vars(ansible))(payload_zip)
 
 
 # --- compiled wrapper scripts, kept by the runner ----------------------------------------------

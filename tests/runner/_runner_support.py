@@ -36,8 +36,9 @@ def _marker(name: str) -> bytes:
         name, f'"name": "{name}"'.encode())
 
 
-def build_scripts(work) -> dict[str, str]:
-    """name -> path of the AnsiBallZ script ansible-core wrote for that task."""
+def build_scripts(work, bytecode: bool = False) -> dict[str, str]:
+    """name -> path of the AnsiBallZ script ansible-core wrote for that task (with ``bytecode``:
+    built with the accelerator's bytecode path on, for this interpreter)."""
     keep = work / "remote"
     tasks = "\n".join(f"    - {body}" for body in TASKS.values())
     (work / "play.yml").write_text(textwrap.dedent("""\
@@ -50,8 +51,12 @@ def build_scripts(work) -> dict[str, str]:
                ANSIBLE_REMOTE_TMP=str(keep), ANSIBLE_ACCEL="0", ANSIBLE_PIPELINING="0", ANSIBLE_NOCOLOR="1",
                ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_INVENTORY_UNPARSED_WARNING="0")
     env.pop("ANSIBLE_CALLBACKS_ENABLED", None)
+    command = [os.path.join(BIN, "ansible-playbook")]
+    if bytecode:
+        env.update(ANSIBLE_ACCEL="1", ANSIBLE_ACCEL_BYTECODE="1", ANSIBLE_ACCEL_BYTECODE_CACHE=str(work / "pyc-cache"))
+        command = [os.path.join(BIN, "ansible-accel"), "ansible-playbook"]
     # "slow" sleeps 5 s once here; its script is what the tests need.
-    subprocess.run([os.path.join(BIN, "ansible-playbook"), "-i", str(work / "inventory"), str(work / "play.yml")],
+    subprocess.run([*command, "-i", str(work / "inventory"), str(work / "play.yml")],
                    cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=600)
     found = {}
     for path in glob.glob(str(keep / "*" / "AnsiballZ_*.py")):

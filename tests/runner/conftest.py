@@ -17,6 +17,12 @@ def scripts(tmp_path_factory) -> dict[str, str]:
     return build_scripts(tmp_path_factory.mktemp("scripts"))
 
 
+@pytest.fixture(scope="session")
+def bytecode_scripts(tmp_path_factory) -> dict[str, str]:
+    """The same, built with the accelerator's bytecode path on (payloads carry ``.pyc`` files)."""
+    return build_scripts(tmp_path_factory.mktemp("bytecode-scripts"), bytecode=True)
+
+
 @pytest.fixture
 def rundir(tmp_path) -> str:
     path = tmp_path / "run"

@@ -164,10 +164,6 @@ def _why_ordinary(connection, sudoable, interpreter) -> str | None:
         return "become"
     if C.DEFAULT_KEEP_REMOTE_FILES:
         return "ANSIBLE_KEEP_REMOTE_FILES"
-    from . import bytecode
-
-    if bytecode.opted_in():
-        return "bytecode payloads (ANSIBLE_ACCEL_BYTECODE)"
     if not os.path.isabs(interpreter):
         return "interpreter not an absolute path"
     return None

@@ -77,6 +77,27 @@ def _zip_importers():
     return sorted(found)
 
 
+def _bytecode_view():
+    """How this module's own code and the payload's imports were loaded: paths, code file names,
+    zipimport's loading function, and how many ``.pyc`` entries the payload's directory lists."""
+    import zipimport
+
+    import ansible.module_utils.basic as basic
+
+    # (the code of preloaded module_utils is not compared: in a runner's child it names the
+    # probe's payload, docs/runner.md)
+    loader = getattr(basic, "__loader__", None)
+    toc = zipimport._zip_directory_cache.get(getattr(loader, "archive", None)) or {}
+    get_code = getattr(zipimport, "_get_module_code", None)
+    return dict(
+        main_file=globals().get("__file__"),
+        main_cached=globals().get("__cached__"),
+        main_code_file=main.__code__.co_filename,
+        get_module_code=[getattr(get_code, "__qualname__", None), getattr(getattr(get_code, "__code__", None), "co_filename", None)],
+        pyc_entries=len([name for name in toc if name.endswith(".pyc")]),
+    )
+
+
 def _module_path(name):
     module = sys.modules.get(name)
     return getattr(module, "__file__", None)
@@ -136,6 +157,7 @@ def main():
         gc_enabled=gc.isenabled(),
         tempdir_cached=__import__("tempfile").tempdir,
         wrapper_code=_wrapper_code(),
+        bytecode=_bytecode_view(),
         zip_importers=_zip_importers(),
         # 3.12+: how the reference count of a preloaded object reads (the runner's are immortal)
         basic_refcount=sys.getrefcount(AnsibleModule),
