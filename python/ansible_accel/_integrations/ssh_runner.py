@@ -43,6 +43,7 @@ from .. import _counters, _runner_pool, _runner_remote
 from .._activation import Patch, Unavailable, core_version
 from .._patches import switched_off
 from . import runner as local_runner
+from . import ssh_steps
 
 PATH = "remote_runner"
 ENV = "ANSIBLE_ACCEL_REMOTE_RUNNER"
@@ -63,6 +64,9 @@ class _State:
     lifeline: tuple[int, int] | None = None
     original_exec_command = None
     original_transfer_data = None
+    original_put_file = None
+    original_fetch_file = None
+    connection_class = None
     idle = IDLE
 
 
@@ -84,7 +88,22 @@ def plan() -> list[Patch]:
         raise Unavailable(f"remote runners unavailable: {ex}") from None
     _State.original_exec_command = vars(ssh.Connection)["exec_command"]
     _State.original_transfer_data = vars(ActionBase)["_transfer_data"]
-    return [Patch(ssh.Connection, "exec_command", _exec_command), Patch(ActionBase, "_transfer_data", _transfer_data)]
+    _State.original_put_file = vars(ssh.Connection)["put_file"]
+    _State.original_fetch_file = vars(ssh.Connection)["fetch_file"]
+    _State.connection_class = ssh.Connection
+    ssh_steps.Originals.fixup_perms2 = vars(ActionBase)["_fixup_perms2"]
+    return [Patch(ssh.Connection, "exec_command", _exec_command), Patch(ActionBase, "_transfer_data", _transfer_data),
+            Patch(ActionBase, "_fixup_perms2", ssh_steps.fixup_perms2), Patch(ssh.Connection, "put_file", _put_file),
+            Patch(ssh.Connection, "fetch_file", _fetch_file)]
+
+
+def ssh_connection_class():
+    return _State.connection_class
+
+
+def last_transferred() -> tuple[str, bytes] | None:
+    """(remote path, AnsiBallZ script) this worker last wrote to a host, or None."""
+    return getattr(_transferred, "last", None)
 
 
 def switch_off(reason: str) -> None:
@@ -205,11 +224,45 @@ def _transfer_data(self, remote_path, data):
     return _State.original_transfer_data(self, remote_path, data)
 
 
+def _put_file(self, in_path, out_path):
+    ssh_steps.flush()
+    return _State.original_put_file(self, in_path, out_path)
+
+
+def _fetch_file(self, in_path, out_path):
+    ssh_steps.flush()
+    return _State.original_fetch_file(self, in_path, out_path)
+
+
 def _exec_command(self, cmd, in_data=None, sudoable=True):
+    kept = ssh_steps.take()
+    if kept is not None and not _runs_script(cmd, in_data, kept[1][1]):
+        ssh_steps.flush_kept(kept)
+        kept = None
     routed = _route(self, cmd, in_data, sudoable)
+    if kept is not None:
+        folded = ssh_steps.fold(kept, routed) if routed is not None else None
+        if folded is None:
+            ssh_steps.flush_kept(kept, "the module's run goes the ordinary way")
+        else:
+            result = _State.original_exec_command(self, folded[0], in_data=in_data, sudoable=sudoable)
+            if not ssh_steps.stopped(result, folded[1]):
+                _counters.extra(PATH, ssh_steps.FOLDED)
+                return result
+            _counters.extra(PATH, ssh_steps.APART + "chmod failed in the module's command")
+            try:
+                ssh_steps.run_apart(kept)  # ansible-core's own chmod, then the module
+            except BaseException:
+                _counters.native(PATH, -1)  # the module does not run
+                raise
     if routed is not None:
         cmd = routed
     return _State.original_exec_command(self, cmd, in_data=in_data, sudoable=sudoable)
+
+
+def _runs_script(cmd, in_data, script: str) -> bool:
+    parsed = local_runner.parse_module_command(cmd) if isinstance(cmd, str) and in_data is None else None
+    return parsed is not None and parsed[2] == script
 
 
 def _route(connection, cmd, in_data, sudoable) -> str | None:
