@@ -92,9 +92,10 @@ def plan() -> list[Patch]:
     _State.original_fetch_file = vars(ssh.Connection)["fetch_file"]
     _State.connection_class = ssh.Connection
     ssh_steps.Originals.fixup_perms2 = vars(ActionBase)["_fixup_perms2"]
+    ssh_steps.Originals.make_tmp_path = vars(ActionBase)["_make_tmp_path"]
     return [Patch(ssh.Connection, "exec_command", _exec_command), Patch(ActionBase, "_transfer_data", _transfer_data),
             Patch(ActionBase, "_fixup_perms2", ssh_steps.fixup_perms2), Patch(ssh.Connection, "put_file", _put_file),
-            Patch(ssh.Connection, "fetch_file", _fetch_file)]
+            Patch(ssh.Connection, "fetch_file", _fetch_file), Patch(ActionBase, "_make_tmp_path", ssh_steps.make_tmp_path)]
 
 
 def ssh_connection_class():
@@ -235,6 +236,13 @@ def _fetch_file(self, in_path, out_path):
 
 
 def _exec_command(self, cmd, in_data=None, sudoable=True):
+    if _State.local_dir is not None and not (os.getpid() == _State.owner_pid and _State.lifeline is None):
+        def run(command):
+            return _State.original_exec_command(self, command, in_data=None, sudoable=False)
+
+        result = ssh_steps.tmp_exec(self, cmd, in_data, sudoable, run, _HomeState)
+        if result is not None:
+            return result
     kept = ssh_steps.take()
     if kept is not None and not _runs_script(cmd, in_data, kept[1][1]):
         ssh_steps.flush_kept(kept)
@@ -258,6 +266,35 @@ def _exec_command(self, cmd, in_data=None, sudoable=True):
     if routed is not None:
         cmd = routed
     return _State.original_exec_command(self, cmd, in_data=in_data, sudoable=sudoable)
+
+
+class _HomeState:
+    """Per host, user and ``~WORD``: the expansion the host gave last in this run (a file in the
+    local state directory), the value its next expansion is checked against on the host."""
+
+    @staticmethod
+    def _path(connection, word: str) -> str:
+        host = connection.get_option("host") or connection._play_context.remote_addr
+        where = (host, connection.get_option("port"), connection.get_option("remote_user"), word)
+        return os.path.join(_State.local_dir, "home-" + hashlib.sha256(repr(where).encode("utf-8", "surrogateescape")).hexdigest()[:24])
+
+    @classmethod
+    def read(cls, connection, word: str) -> str | None:
+        lines = _read_lines(cls._path(connection, word))
+        return lines[0] if lines and lines[0] else None
+
+    @classmethod
+    def write(cls, connection, word: str, value: str | None) -> None:
+        path = cls._path(connection, word)
+        try:
+            if value is None or "\n" in value:
+                os.unlink(path)
+                return
+            with open(f"{path}.{os.getpid()}", "w", encoding="utf-8", errors="surrogateescape") as handle:
+                handle.write(value + "\n")
+            os.replace(f"{path}.{os.getpid()}", path)
+        except OSError:
+            pass
 
 
 def _runs_script(cmd, in_data, script: str) -> bool:

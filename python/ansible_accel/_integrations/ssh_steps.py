@@ -18,6 +18,8 @@ operation that comes while a ``chmod`` is kept back runs it the ordinary way fir
 
 from __future__ import annotations
 
+import os
+import re
 import secrets
 import shlex
 import sys
@@ -35,6 +37,7 @@ _kept = threading.local()  # .chmod: (action, remote_paths, remote_user, execute
 
 class Originals:
     fixup_perms2 = None
+    make_tmp_path = None
 
 
 def fixup_perms2(self, remote_paths, remote_user=None, execute=True):
@@ -125,3 +128,136 @@ def stopped(result, token: bytes) -> bool:
         return False
     lines = stdout.rstrip(b"\r\n").split(b"\n")
     return lines[-1].rstrip(b"\r") == token
+
+
+# --- the remote tmp's expansion and the task's directory in one command ---------------------------
+
+FOLDED_TMP = "steps: mkdtemp in the expansion's command"
+TMP_APART = "mkdtemp apart: "
+_USER_HOME = re.compile(r"~(?:[_.A-Za-z0-9][-_.A-Za-z0-9]*)?")
+_PLAIN_PATH = re.compile(r"/[-_.+A-Za-z0-9/]*")
+_tmp = threading.local()  # .pending: what make_tmp_path keeps while ansible-core's runs
+
+
+class _PendingTmp:
+    __slots__ = ("action", "basefile", "remote_tmp", "made")
+
+    def __init__(self, action, basefile, remote_tmp):
+        self.action, self.basefile, self.remote_tmp = action, basefile, remote_tmp
+        self.made = None  # (the mkdtemp command, its result) once run in the expansion's command
+
+
+def make_tmp_path(self, remote_user=None):
+    """``ActionBase._make_tmp_path``: ansible-core's own, with its directory's name chosen first,
+    so that its ``mkdtemp`` can run in the command that expands the remote tmp (``tmp_exec``)."""
+    why = _why_tmp_apart(self)
+    if why is not None:
+        if why:
+            _counters.extra(PATH, TMP_APART + why)
+        return Originals.make_tmp_path(self, remote_user)
+    shell = self._connection._shell
+    basefile = shell._generate_temp_dir_name()
+    _tmp.pending = _PendingTmp(self, basefile, self.get_shell_option("remote_tmp", default="~/.ansible/tmp"))
+    shell._generate_temp_dir_name = lambda: basefile  # the name ansible-core's own call gets
+    try:
+        return Originals.make_tmp_path(self, remote_user)
+    finally:
+        _tmp.pending = None
+        vars(shell).pop("_generate_temp_dir_name", None)
+
+
+def _why_tmp_apart(action) -> str | None:
+    from . import ssh_runner
+
+    connection = action._connection
+    if not isinstance(connection, ssh_runner.ssh_connection_class()) or getattr(connection, "_remote_is_local", False):
+        return ""
+    if getattr(connection, "become", None) is not None:
+        return "become"
+    shell = connection._shell
+    if getattr(shell, "SHELL_FAMILY", None) != "sh" or getattr(shell, "_IS_WINDOWS", False):
+        return "a shell other than sh"
+    remote_tmp = action.get_shell_option("remote_tmp", default="~/.ansible/tmp")
+    if not isinstance(remote_tmp, str) or not remote_tmp.startswith("~"):
+        return ""  # nothing to expand: the mkdtemp is the directory's only command
+    return None
+
+
+def tmp_exec(connection, cmd, in_data, sudoable, run, home_state):
+    """While ``make_tmp_path`` runs: the expansion of the remote tmp (``echo ~USER``) run with
+    ansible-core's ``mkdtemp`` of the directory after it, in one command, when the expansion is
+    the one seen before on this host; then that ``mkdtemp``'s own result when ansible-core asks
+    for it.  None for any other command (it runs as it comes)."""
+    pending = getattr(_tmp, "pending", None)
+    if pending is None or in_data is not None or sudoable or not isinstance(cmd, str):
+        return None
+    if pending.made is not None:
+        made, pending.made = pending.made, None
+        if cmd == made[0]:
+            _counters.extra(PATH, FOLDED_TMP)
+            return made[1]
+        # Cannot happen (the mkdtemp ran only for the expansion ansible-core got); the command
+        # that came runs as it comes.
+        return None
+    words = shlex.split(cmd)
+    if len(words) != 3 or words[1] != "-c" or cmd != f"{words[0]} -c {shlex.quote(words[2])}":
+        return None
+    shell, inner = connection._shell, words[2]
+    word = inner[5:] if inner.startswith("echo ") else ""
+    if not _USER_HOME.fullmatch(word) or shell.expand_user(word) != inner:
+        return None
+    guess = home_state.read(connection, word)
+    base = _base(pending.remote_tmp, guess) if guess else None
+    if base is None:
+        _counters.extra(PATH, TMP_APART + "the expansion not known yet")
+        result = run(cmd)
+        home_state.write(connection, word, _fragment(result))
+        return result
+    made_inner = shell.mkdtemp(basefile=pending.basefile, system=False, tmpdir=base)
+    token = "ansible-accel-tmp-" + secrets.token_hex(16)
+    folded = (f"{inner}; printf '%s E %s\\n' {token} \"$?\"; printf '%s\\n' {token} >&2; "
+              f"[ \"$({inner})\" = {shlex.quote(guess)} ] || exit 0; printf '%s M\\n' {token}; {made_inner}")
+    rc, stdout, stderr = run(f"{words[0]} -c {shlex.quote(folded)}")
+    expanded, made = _split(token.encode(), rc, stdout, stderr)
+    if made is not None:
+        pending.made = (f"{words[0]} -c {shlex.quote(made_inner)}", made)
+    home_state.write(connection, word, _fragment(expanded))
+    return expanded
+
+
+def _base(remote_tmp: str, home: str) -> str | None:
+    """The remote tmp as ``_remote_expand_user`` makes it from ``home``, or None when ``home``
+    is not a plain absolute path (one the shell's ``echo`` gives back as it is)."""
+    if not _PLAIN_PATH.fullmatch(home) or ".." in home.split("/"):
+        return None
+    parts = remote_tmp.split("/", 1)
+    base = os.path.join(home, parts[1]) if len(parts) > 1 else home
+    if not _PLAIN_PATH.fullmatch(base) or ".." in os.path.dirname(base).split("/"):
+        return None
+    return base
+
+
+def _fragment(result) -> str | None:
+    """What ansible-core takes of an expansion's output: its last line, stripped."""
+    rc, stdout, _stderr = result
+    if rc != 0 or not isinstance(stdout, bytes):
+        return None
+    lines = stdout.decode("utf-8", "replace").strip().splitlines()
+    return lines[-1] if lines else None
+
+
+def _split(token: bytes, rc, stdout, stderr):
+    """(the expansion's result, the mkdtemp's result or None when it did not run) of a folded
+    command's ``rc``, ``stdout`` and ``stderr``."""
+    mark = stdout.find(token + b" E ")
+    if mark < 0:  # the shell ended before the expansion did: that is the expansion's result
+        return (rc, stdout, stderr), None
+    end = stdout.find(b"\n", mark)
+    expanded_rc = int(stdout[mark + len(token) + 3:end])
+    rest = stdout[end + 1:]
+    err = stderr.find(token + b"\n")
+    expanded_err, made_err = (stderr[:err], stderr[err + len(token) + 1:]) if err >= 0 else (stderr, b"")
+    expanded = (expanded_rc, stdout[:mark], expanded_err)
+    if not rest.startswith(token + b" M\n"):
+        return expanded, None
+    return expanded, (rc, rest[len(token) + 3:], made_err)
