@@ -5,7 +5,9 @@ remote operation comes first, and how a stop is told apart from a module's outpu
 
 from __future__ import annotations
 
+import os
 import re
+import shlex
 
 import pytest
 from ansible_accel import _counters
@@ -100,3 +102,101 @@ def test_a_stop_is_the_token_as_the_last_line_with_its_status():
     assert not ssh_steps.stopped((0, token + b"\r\n", b""), token)
     # a module that prints its own command line (where the token is) and exits 97
     assert not ssh_steps.stopped((97, b"/bin/sh -c chmod ... || { printf '%s\\n' " + token + b"; exit 97; }\r\n", b""), token)
+
+
+# --- mkdtemp in the remote tmp's expansion: the folded command run by a local shell -----------
+
+
+class _Connection:
+    def __init__(self):
+        from ansible.plugins.shell.sh import ShellModule
+
+        self._shell = ShellModule()
+
+
+class _Homes:
+    def __init__(self, value=None):
+        self.value, self.written = value, []
+
+    def read(self, connection, word):
+        return self.value
+
+    def write(self, connection, word, value):
+        self.written.append((word, value))
+
+
+def _local(cmd):
+    import subprocess
+
+    done = subprocess.run(["/bin/sh", "-c", cmd], capture_output=True, check=False)
+    return done.returncode, done.stdout, done.stderr
+
+
+def _expansion(user: str) -> str:
+    return f"/bin/sh -c 'echo ~{user}'"
+
+
+def test_the_expansion_and_the_mkdtemp_run_in_one_command(monkeypatch):
+    import getpass
+    import shutil
+    import tempfile
+
+    user = getpass.getuser()
+    home = os.path.expanduser(f"~{user}")
+    monkeypatch.setenv("HOME", home)
+    base = tempfile.mkdtemp(prefix=".accel-steps-", dir=home)
+    connection, sent = _Connection(), []
+    ssh_steps._tmp.pending = ssh_steps._PendingTmp("action", "ansible-tmp-1.5-2-3", f"~/{os.path.basename(base)}/tmp")
+    try:
+        def run(cmd):
+            sent.append(cmd)
+            return _local(cmd)
+
+        homes = _Homes(home)
+        assert ssh_steps.tmp_exec(connection, _expansion(user), None, False, run, homes) == (0, f"{home}\n".encode(), b"")
+        made = os.path.join(base, "tmp", "ansible-tmp-1.5-2-3")
+        assert os.path.isdir(made) and oct(os.stat(made).st_mode & 0o777) == "0o700" and len(sent) == 1
+        assert oct(os.stat(os.path.join(base, "tmp")).st_mode & 0o777) == "0o700"  # made by mkdir -p under umask 77
+        mkdtemp = connection._shell.mkdtemp(basefile="ansible-tmp-1.5-2-3", system=False, tmpdir=os.path.join(base, "tmp"))
+        result = ssh_steps.tmp_exec(connection, f"/bin/sh -c {shlex.quote(mkdtemp)}", None, False, run, homes)
+        assert result == (0, f"ansible-tmp-1.5-2-3={made}\n".encode(), b"") and len(sent) == 1
+        assert homes.written == [(f"~{user}", home)]
+    finally:
+        ssh_steps._tmp.pending = None
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_a_changed_expansion_makes_no_directory(tmp_path):
+    connection, sent = _Connection(), []
+    ssh_steps._tmp.pending = ssh_steps._PendingTmp("action", "ansible-tmp-1.5-2-3", "~/x/tmp")
+    try:
+        result = ssh_steps.tmp_exec(connection, _expansion("root"), None, False, lambda c: sent.append(c) or _local(c),
+                                    _Homes(str(tmp_path)))  # not root's home
+        assert result[0] == 0 and result[2] == b"" and b"ansible-accel" not in result[1]
+        assert ssh_steps._tmp.pending.made is None and os.listdir(tmp_path) == []
+    finally:
+        ssh_steps._tmp.pending = None
+
+
+def test_the_expansion_runs_alone_until_known_and_for_other_commands():
+    connection, sent = _Connection(), []
+    homes = _Homes(None)
+    ssh_steps._tmp.pending = ssh_steps._PendingTmp("action", "ansible-tmp-1.5-2-3", "~/x/tmp")
+    try:
+        run = lambda c: sent.append(c) or (0, b"/home/u\n", b"")  # noqa: E731
+        assert ssh_steps.tmp_exec(connection, _expansion("u"), None, False, run, homes) == (0, b"/home/u\n", b"")
+        assert sent == [_expansion("u")] and homes.written == [("~u", "/home/u")]
+        assert ssh_steps.tmp_exec(connection, "/bin/sh -c 'echo $(pwd)'", None, False, run, homes) is None
+        assert ssh_steps.tmp_exec(connection, _expansion("u"), b"input", False, run, homes) is None
+    finally:
+        ssh_steps._tmp.pending = None
+
+
+def test_a_folded_output_split_into_its_two_commands():
+    token = b"ansible-accel-tmp-" + b"1" * 32
+    both = (1, b"/root\n" + token + b" E 0\n" + token + b" M\n", b"warn\n" + token + b"\nmkdir: cannot create\n")
+    assert ssh_steps._split(token, *both) == ((0, b"/root\n", b"warn\n"), (1, b"", b"mkdir: cannot create\n"))
+    guard_failed = (0, b"/other\n" + token + b" E 0\n", token + b"\n")
+    assert ssh_steps._split(token, *guard_failed) == ((0, b"/other\n", b""), None)
+    killed = (255, b"", b"Connection closed\n")
+    assert ssh_steps._split(token, *killed) == (killed, None)

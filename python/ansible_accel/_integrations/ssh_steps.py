@@ -172,14 +172,20 @@ def _why_tmp_apart(action) -> str | None:
     connection = action._connection
     if not isinstance(connection, ssh_runner.ssh_connection_class()) or getattr(connection, "_remote_is_local", False):
         return ""
+    remote_tmp = action.get_shell_option("remote_tmp", default="~/.ansible/tmp")
+    if not isinstance(remote_tmp, str) or not remote_tmp.startswith("~"):
+        return ""  # nothing to expand: the mkdtemp is the directory's only command
     if getattr(connection, "become", None) is not None:
         return "become"
     shell = connection._shell
     if getattr(shell, "SHELL_FAMILY", None) != "sh" or getattr(shell, "_IS_WINDOWS", False):
         return "a shell other than sh"
-    remote_tmp = action.get_shell_option("remote_tmp", default="~/.ansible/tmp")
-    if not isinstance(remote_tmp, str) or not remote_tmp.startswith("~"):
-        return ""  # nothing to expand: the mkdtemp is the directory's only command
+    try:
+        retries = int(connection.get_option("reconnection_retries") or 0)
+    except (KeyError, TypeError, ValueError):
+        retries = 1
+    if retries:  # a command sent again after a dropped connection would make the directory twice
+        return "reconnection retries"
     return None
 
 
@@ -209,7 +215,7 @@ def tmp_exec(connection, cmd, in_data, sudoable, run, home_state):
     guess = home_state.read(connection, word)
     base = _base(pending.remote_tmp, guess) if guess else None
     if base is None:
-        _counters.extra(PATH, TMP_APART + "the expansion not known yet")
+        _counters.extra(PATH, TMP_APART + ("the expansion not known yet" if not guess else "not a plain path"))
         result = run(cmd)
         home_state.write(connection, word, _fragment(result))
         return result
