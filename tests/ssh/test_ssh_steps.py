@@ -187,6 +187,9 @@ def test_the_expansion_runs_alone_until_known_and_for_other_commands():
         assert ssh_steps.tmp_exec(connection, _expansion("u"), None, False, run, homes) == (0, b"/home/u\n", b"")
         assert sent == [_expansion("u")] and homes.written == [("~u", "/home/u")]
         assert ssh_steps.tmp_exec(connection, "/bin/sh -c 'echo $(pwd)'", None, False, run, homes) is None
+        # ansible-core 2.19 appends `&& sleep 0` to every command
+        assert ssh_steps.tmp_exec(connection, "/bin/sh -c 'echo ~u && sleep 0'", None, False, run, homes) == (0, b"/home/u\n", b"")
+        assert sent[-1] == "/bin/sh -c 'echo ~u && sleep 0'"
         assert ssh_steps.tmp_exec(connection, _expansion("u"), b"input", False, run, homes) is None
     finally:
         ssh_steps._tmp.pending = None

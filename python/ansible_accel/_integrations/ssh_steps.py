@@ -137,6 +137,7 @@ TMP_APART = "mkdtemp apart: "
 _USER_HOME = re.compile(r"~(?:[_.A-Za-z0-9][-_.A-Za-z0-9]*)?")
 _PLAIN_PATH = re.compile(r"/[-_.+A-Za-z0-9/]*")
 _tmp = threading.local()  # .pending: what make_tmp_path keeps while ansible-core's runs
+_AND_SLEEP = " && sleep 0"
 
 
 class _PendingTmp:
@@ -209,8 +210,9 @@ def tmp_exec(connection, cmd, in_data, sudoable, run, home_state):
     if len(words) != 3 or words[1] != "-c" or cmd != f"{words[0]} -c {shlex.quote(words[2])}":
         return None
     shell, inner = connection._shell, words[2]
-    word = inner[5:] if inner.startswith("echo ") else ""
-    if not _USER_HOME.fullmatch(word) or shell.expand_user(word) != inner:
+    suffix = _AND_SLEEP if inner.endswith(_AND_SLEEP) else ""  # appended to every command by ansible-core 2.19
+    word = inner[5:len(inner) - len(suffix)] if inner.startswith("echo ") else ""
+    if not _USER_HOME.fullmatch(word) or shell.expand_user(word) + suffix != inner:
         return None
     guess = home_state.read(connection, word)
     base = _base(pending.remote_tmp, guess) if guess else None
@@ -219,10 +221,10 @@ def tmp_exec(connection, cmd, in_data, sudoable, run, home_state):
         result = run(cmd)
         home_state.write(connection, word, _fragment(result))
         return result
-    made_inner = shell.mkdtemp(basefile=pending.basefile, system=False, tmpdir=base)
+    made_inner = shell.mkdtemp(basefile=pending.basefile, system=False, tmpdir=base) + suffix
     token = "ansible-accel-tmp-" + secrets.token_hex(16)
     folded = (f"{inner}; printf '%s E %s\\n' {token} \"$?\"; printf '%s\\n' {token} >&2; "
-              f"[ \"$({inner})\" = {shlex.quote(guess)} ] || exit 0; printf '%s M\\n' {token}; {made_inner}")
+              f"[ \"$({shell.expand_user(word)})\" = {shlex.quote(guess)} ] || exit 0; printf '%s M\\n' {token}; {made_inner}")
     rc, stdout, stderr = run(f"{words[0]} -c {shlex.quote(folded)}")
     expanded, made = _split(token.encode(), rc, stdout, stderr)
     if made is not None:
