@@ -166,7 +166,7 @@ def test_a_remote_tmp_where_nothing_can_be_made(sshd, host_interpreters, tmp_pat
     plain ansible-core, and no step is folded."""
     blocker = tmp_path / "blocker"
     blocker.write_text("a file, not a directory\n")
-    play = "- hosts: all\n  gather_facts: false\n  tasks:\n    - ping:\n      ignore_unreachable: true\n    - ping:\n      ignore_unreachable: true\n"
+    play = "- hosts: all\n  gather_facts: false\n  tasks:\n" + "    - ping:\n      ignore_unreachable: true\n" * 2
     plain, _, _ = run_playbook(sshd, host_interpreters, tmp_path, accel=False, pipelining=False, play_text=play,
                                remote_tmp=str(blocker / "tmp"))
     fast, stats, _ = run_playbook(sshd, host_interpreters, tmp_path, accel=True, pipelining=False, play_text=play,

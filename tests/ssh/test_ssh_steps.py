@@ -101,7 +101,8 @@ def test_a_stop_is_the_token_as_the_last_line_with_its_status():
     assert ssh_steps.stopped((97, b"from the shell's start files\r\n" + token + b"\r\n", b""), token)
     assert not ssh_steps.stopped((0, token + b"\r\n", b""), token)
     # a module that prints its own command line (where the token is) and exits 97
-    assert not ssh_steps.stopped((97, b"/bin/sh -c chmod ... || { printf '%s\\n' " + token + b"; exit 97; }\r\n", b""), token)
+    printed = b"/bin/sh -c chmod ... || { printf '%s\\n' " + token + b"; exit 97; }\r\n"
+    assert not ssh_steps.stopped((97, printed, b""), token)
 
 
 # --- mkdtemp in the remote tmp's expansion: the folded command run by a local shell -----------
@@ -188,7 +189,8 @@ def test_the_expansion_runs_alone_until_known_and_for_other_commands():
         assert sent == [_expansion("u")] and homes.written == [("~u", "/home/u")]
         assert ssh_steps.tmp_exec(connection, "/bin/sh -c 'echo $(pwd)'", None, False, run, homes) is None
         # ansible-core 2.19 appends `&& sleep 0` to every command
-        assert ssh_steps.tmp_exec(connection, "/bin/sh -c 'echo ~u && sleep 0'", None, False, run, homes) == (0, b"/home/u\n", b"")
+        found = ssh_steps.tmp_exec(connection, "/bin/sh -c 'echo ~u && sleep 0'", None, False, run, homes)
+        assert found == (0, b"/home/u\n", b"")
         assert sent[-1] == "/bin/sh -c 'echo ~u && sleep 0'"
         assert ssh_steps.tmp_exec(connection, _expansion("u"), b"input", False, run, homes) is None
     finally:

@@ -276,7 +276,8 @@ class _HomeState:
     def _path(connection, word: str) -> str:
         host = connection.get_option("host") or connection._play_context.remote_addr
         where = (host, connection.get_option("port"), connection.get_option("remote_user"), word)
-        return os.path.join(_State.local_dir, "home-" + hashlib.sha256(repr(where).encode("utf-8", "surrogateescape")).hexdigest()[:24])
+        digest = hashlib.sha256(repr(where).encode("utf-8", "surrogateescape")).hexdigest()
+        return os.path.join(_State.local_dir, "home-" + digest[:24])
 
     @classmethod
     def read(cls, connection, word: str) -> str | None:

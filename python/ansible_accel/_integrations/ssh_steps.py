@@ -1,11 +1,11 @@
-"""A module task's ``chmod`` run in the module's own SSH command (``remote_runner`` path, no
-pipelining; docs/runner-ssh.md#the-steps-around-a-module).
+"""Two of the steps ansible-core runs around a module, without pipelining, run inside the SSH
+commands next to them (``remote_runner`` path; docs/runner-ssh.md#the-steps-around-a-module).
 
-Without pipelining, ansible-core's ``_execute_module`` makes the script it has just transferred
-executable (``_fixup_perms2``: ``chmod u+rwx TMP SCRIPT``, an SSH command of its own) and then
-runs it (another).  Nothing remote happens between the two.  When the module's run goes to the
-host's runner, the ``chmod`` is kept back and runs as the first part of the module's command, in
-the same shell, with its output discarded:
+**chmod in the module's command.**  ``_execute_module`` makes the script it has just
+transferred executable (``_fixup_perms2``: ``chmod u+rwx TMP SCRIPT``, an SSH command of its
+own) and then runs it (another); nothing remote happens between the two.  When the module's run
+goes to the host's runner, the ``chmod`` is kept back and runs as the first part of the module's
+command, in the same shell, with its output discarded:
 
     /bin/sh -c 'chmod u+rwx TMP SCRIPT >/dev/null 2>&1 || { printf "%s\\n" TOKEN; exit 97; }; RUN'
 
@@ -14,6 +14,14 @@ of each command, as its last line, status 97); ``_fixup_perms2`` is then called 
 calls it, which runs the ``chmod`` again the ordinary way and raises what ansible-core raises
 when it fails, and the module's command runs after it without the ``chmod``.  Any other remote
 operation that comes while a ``chmod`` is kept back runs it the ordinary way first.
+
+**mkdtemp in the remote tmp's expansion.**  ``_make_tmp_path`` runs ``echo ~USER`` (a remote
+tmp under ``~``), builds the directory's path from its output, and runs ``mkdtemp``; nothing
+remote happens between the two.  Its directory's name is chosen first (ansible-core's own
+generator, whose value ``_make_tmp_path`` then gets), and once the host has given an expansion
+in this run, the expansion and ansible-core's ``mkdtemp`` for that expansion run in one command;
+the ``mkdtemp`` only if the host's expansion is still that one.  Each gets back its own status,
+output and error output when ansible-core runs it.
 """
 
 from __future__ import annotations
@@ -224,7 +232,8 @@ def tmp_exec(connection, cmd, in_data, sudoable, run, home_state):
     made_inner = shell.mkdtemp(basefile=pending.basefile, system=False, tmpdir=base) + suffix
     token = "ansible-accel-tmp-" + secrets.token_hex(16)
     folded = (f"{inner}; printf '%s E %s\\n' {token} \"$?\"; printf '%s\\n' {token} >&2; "
-              f"[ \"$({shell.expand_user(word)})\" = {shlex.quote(guess)} ] || exit 0; printf '%s M\\n' {token}; {made_inner}")
+              f"[ \"$({shell.expand_user(word)})\" = {shlex.quote(guess)} ] || exit 0; "
+              f"printf '%s M\\n' {token}; {made_inner}")
     rc, stdout, stderr = run(f"{words[0]} -c {shlex.quote(folded)}")
     expanded, made = _split(token.encode(), rc, stdout, stderr)
     if made is not None:
