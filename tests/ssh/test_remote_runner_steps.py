@@ -58,6 +58,7 @@ def test_chmod_runs_in_the_module_command_with_the_same_results(sshd, host_inter
         assert seen[0]["dir"]["mode"] == "0o700" and seen[0]["files"] == {"AnsiballZ_accel_tmp_modes.py": {
             "mode": "0o700", "uid": os.geteuid(), "gid": os.getegid(), "type": "file"}}, (name, seen[0])
         assert seen[0]["tty"] == [True, True, True], seen[0]
+        assert seen[0]["tmpdir"].startswith(remote_tmp + "/ansible-tmp-") and seen[0]["remote_tmp"] == remote_tmp, seen[0]
     remote = stats["run"]["paths"]["remote_runner"]
     print(f"\nremote runner: {json.dumps(remote, sort_keys=True)}")
     events = remote["events"]
@@ -100,6 +101,7 @@ def test_mkdtemp_runs_with_the_expansion_with_the_same_results(sshd, host_interp
     for name, tasks in fast["hosts"].items():
         seen = [t["result"] for t in tasks if t["action"] == "accel_tmp_modes"]
         assert seen[0]["dir"]["mode"] == "0o700" and seen[0]["files"]["AnsiballZ_accel_tmp_modes.py"]["mode"] == "0o700"
+        assert seen[0]["tmpdir"].startswith(made + "/tmp/ansible-tmp-") and seen[0]["remote_tmp"] == remote_tmp, seen[0]
     events = stats["run"]["paths"]["remote_runner"]["events"]
     print(f"\nremote runner: {json.dumps(events, sort_keys=True)}")
     # Per host: ping (its expansion not known yet), accel_tmp_modes, two commands, copy (one

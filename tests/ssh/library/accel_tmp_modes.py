@@ -1,7 +1,7 @@
 #!/usr/bin/python
 """Reports what a module sees of ansible-core's temporary directory on the host while it runs:
-the directory's and each file's mode, owner and type, and whether its standard streams are a
-terminal."""
+the directory's and each file's mode, owner and type, whether its standard streams are a
+terminal, and the directories its arguments name (``_ansible_tmpdir``, ``_ansible_remote_tmp``)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def main():
     module = AnsibleModule(argument_spec={})
     tmpdir = module._tmpdir  # the task's directory (the ``tmpdir`` property would make one inside it)
     module.exit_json(dir=_stat(tmpdir), files={name: _stat(os.path.join(tmpdir, name)) for name in sorted(os.listdir(tmpdir))},
-                     tty=[os.isatty(0), os.isatty(1), os.isatty(2)])
+                     tty=[os.isatty(0), os.isatty(1), os.isatty(2)], tmpdir=tmpdir, remote_tmp=module._remote_tmp)
 
 
 if __name__ == "__main__":
