@@ -98,8 +98,14 @@ def plan() -> list[Patch]:
             Patch(ssh.Connection, "fetch_file", _fetch_file), Patch(ActionBase, "_make_tmp_path", ssh_steps.make_tmp_path)]
 
 
-def ssh_connection_class():
-    return _State.connection_class
+def runs_through_the_seam(connection) -> bool:
+    """Whether ``connection`` is ansible-core's ``ssh`` connection (or a subclass) whose
+    commands and transfers all reach this module's ``exec_command``, ``put_file`` and
+    ``fetch_file``: only then can a step be kept back until its next remote operation."""
+    cls = type(connection)
+    return (_State.connection_class is not None and issubclass(cls, _State.connection_class)
+            and getattr(cls, "exec_command", None) is _exec_command and getattr(cls, "put_file", None) is _put_file
+            and getattr(cls, "fetch_file", None) is _fetch_file)
 
 
 def last_transferred() -> tuple[str, bytes] | None:
@@ -247,7 +253,12 @@ def _exec_command(self, cmd, in_data=None, sudoable=True):
     if kept is not None and not _runs_script(cmd, in_data, kept[1][1]):
         ssh_steps.flush_kept(kept)
         kept = None
-    routed = _route(self, cmd, in_data, sudoable)
+    try:
+        routed = _route(self, cmd, in_data, sudoable)
+    except BaseException:
+        if kept is not None:
+            ssh_steps.flush_kept(kept, "the module's run goes the ordinary way")
+        raise
     if kept is not None:
         folded = ssh_steps.fold(kept, routed) if routed is not None else None
         if folded is None:

@@ -70,7 +70,7 @@ def _why_apart(action, remote_paths, execute) -> str | None:
     if caller.co_name != "_execute_module" or not caller.co_filename.endswith(("action/__init__.py",)):
         return ""
     connection = action._connection
-    if not isinstance(connection, ssh_runner.ssh_connection_class()):
+    if not ssh_runner.runs_through_the_seam(connection):
         return ""
     if getattr(connection, "become", None) is not None:
         return "become"
@@ -179,7 +179,7 @@ def _why_tmp_apart(action) -> str | None:
     from . import ssh_runner
 
     connection = action._connection
-    if not isinstance(connection, ssh_runner.ssh_connection_class()) or getattr(connection, "_remote_is_local", False):
+    if not ssh_runner.runs_through_the_seam(connection) or getattr(connection, "_remote_is_local", False):
         return ""
     remote_tmp = action.get_shell_option("remote_tmp", default="~/.ansible/tmp")
     if not isinstance(remote_tmp, str) or not remote_tmp.startswith("~"):
