@@ -43,6 +43,7 @@ from .. import _counters, _runner_pool, _runner_remote
 from .._activation import Patch, Unavailable, core_version
 from .._patches import switched_off
 from . import runner as local_runner
+from . import ssh_steps
 
 PATH = "remote_runner"
 ENV = "ANSIBLE_ACCEL_REMOTE_RUNNER"
@@ -63,6 +64,9 @@ class _State:
     lifeline: tuple[int, int] | None = None
     original_exec_command = None
     original_transfer_data = None
+    original_put_file = None
+    original_fetch_file = None
+    connection_class = None
     idle = IDLE
 
 
@@ -84,7 +88,29 @@ def plan() -> list[Patch]:
         raise Unavailable(f"remote runners unavailable: {ex}") from None
     _State.original_exec_command = vars(ssh.Connection)["exec_command"]
     _State.original_transfer_data = vars(ActionBase)["_transfer_data"]
-    return [Patch(ssh.Connection, "exec_command", _exec_command), Patch(ActionBase, "_transfer_data", _transfer_data)]
+    _State.original_put_file = vars(ssh.Connection)["put_file"]
+    _State.original_fetch_file = vars(ssh.Connection)["fetch_file"]
+    _State.connection_class = ssh.Connection
+    ssh_steps.Originals.fixup_perms2 = vars(ActionBase)["_fixup_perms2"]
+    ssh_steps.Originals.make_tmp_path = vars(ActionBase)["_make_tmp_path"]
+    return [Patch(ssh.Connection, "exec_command", _exec_command), Patch(ActionBase, "_transfer_data", _transfer_data),
+            Patch(ActionBase, "_fixup_perms2", ssh_steps.fixup_perms2), Patch(ssh.Connection, "put_file", _put_file),
+            Patch(ssh.Connection, "fetch_file", _fetch_file), Patch(ActionBase, "_make_tmp_path", ssh_steps.make_tmp_path)]
+
+
+def runs_through_the_seam(connection) -> bool:
+    """Whether ``connection`` is ansible-core's ``ssh`` connection (or a subclass) whose
+    commands and transfers all reach this module's ``exec_command``, ``put_file`` and
+    ``fetch_file``: only then can a step be kept back until its next remote operation."""
+    cls = type(connection)
+    return (_State.connection_class is not None and issubclass(cls, _State.connection_class)
+            and getattr(cls, "exec_command", None) is _exec_command and getattr(cls, "put_file", None) is _put_file
+            and getattr(cls, "fetch_file", None) is _fetch_file)
+
+
+def last_transferred() -> tuple[str, bytes] | None:
+    """(remote path, AnsiBallZ script) this worker last wrote to a host, or None."""
+    return getattr(_transferred, "last", None)
 
 
 def switch_off(reason: str) -> None:
@@ -205,11 +231,87 @@ def _transfer_data(self, remote_path, data):
     return _State.original_transfer_data(self, remote_path, data)
 
 
+def _put_file(self, in_path, out_path):
+    ssh_steps.flush()
+    return _State.original_put_file(self, in_path, out_path)
+
+
+def _fetch_file(self, in_path, out_path):
+    ssh_steps.flush()
+    return _State.original_fetch_file(self, in_path, out_path)
+
+
 def _exec_command(self, cmd, in_data=None, sudoable=True):
-    routed = _route(self, cmd, in_data, sudoable)
+    if _State.local_dir is not None and not (os.getpid() == _State.owner_pid and _State.lifeline is None):
+        def run(command):
+            return _State.original_exec_command(self, command, in_data=None, sudoable=False)
+
+        result = ssh_steps.tmp_exec(self, cmd, in_data, sudoable, run, _HomeState)
+        if result is not None:
+            return result
+    kept = ssh_steps.take()
+    if kept is not None and not _runs_script(cmd, in_data, kept[1][1]):
+        ssh_steps.flush_kept(kept)
+        kept = None
+    try:
+        routed = _route(self, cmd, in_data, sudoable)
+    except BaseException:
+        if kept is not None:
+            ssh_steps.flush_kept(kept, "the module's run goes the ordinary way")
+        raise
+    if kept is not None:
+        folded = ssh_steps.fold(kept, routed) if routed is not None else None
+        if folded is None:
+            ssh_steps.flush_kept(kept, "the module's run goes the ordinary way")
+        else:
+            result = _State.original_exec_command(self, folded[0], in_data=in_data, sudoable=sudoable)
+            if not ssh_steps.stopped(result, folded[1]):
+                _counters.extra(PATH, ssh_steps.FOLDED)
+                return result
+            _counters.extra(PATH, ssh_steps.APART + "chmod failed in the module's command")
+            try:
+                ssh_steps.run_apart(kept)  # ansible-core's own chmod, then the module
+            except BaseException:
+                _counters.native(PATH, -1)  # the module does not run
+                raise
     if routed is not None:
         cmd = routed
     return _State.original_exec_command(self, cmd, in_data=in_data, sudoable=sudoable)
+
+
+class _HomeState:
+    """Per host, user and ``~WORD``: the expansion the host gave last in this run (a file in the
+    local state directory), the value its next expansion is checked against on the host."""
+
+    @staticmethod
+    def _path(connection, word: str) -> str:
+        host = connection.get_option("host") or connection._play_context.remote_addr
+        where = (host, connection.get_option("port"), connection.get_option("remote_user"), word)
+        digest = hashlib.sha256(repr(where).encode("utf-8", "surrogateescape")).hexdigest()
+        return os.path.join(_State.local_dir, "home-" + digest[:24])
+
+    @classmethod
+    def read(cls, connection, word: str) -> str | None:
+        lines = _read_lines(cls._path(connection, word))
+        return lines[0] if lines and lines[0] else None
+
+    @classmethod
+    def write(cls, connection, word: str, value: str | None) -> None:
+        path = cls._path(connection, word)
+        try:
+            if value is None or "\n" in value:
+                os.unlink(path)
+                return
+            with open(f"{path}.{os.getpid()}", "w", encoding="utf-8", errors="surrogateescape") as handle:
+                handle.write(value + "\n")
+            os.replace(f"{path}.{os.getpid()}", path)
+        except OSError:
+            pass
+
+
+def _runs_script(cmd, in_data, script: str) -> bool:
+    parsed = local_runner.parse_module_command(cmd) if isinstance(cmd, str) and in_data is None else None
+    return parsed is not None and parsed[2] == script
 
 
 def _route(connection, cmd, in_data, sudoable) -> str | None:
