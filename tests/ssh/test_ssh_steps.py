@@ -167,6 +167,37 @@ def test_the_expansion_and_the_mkdtemp_run_in_one_command(monkeypatch):
         shutil.rmtree(base, ignore_errors=True)
 
 
+def test_a_mkdtemp_that_failed_in_the_expansion_runs_again_as_its_own_command(monkeypatch):
+    import getpass
+    import tempfile
+
+    from ansible_accel import _counters
+
+    user = getpass.getuser()
+    home = os.path.expanduser(f"~{user}")
+    monkeypatch.setenv("HOME", home)
+    blocker = tempfile.mkstemp(prefix=".accel-steps-", dir=home)[1]  # a file where the base would be
+    connection, sent = _Connection(), []
+    ssh_steps._tmp.pending = ssh_steps._PendingTmp("action", "ansible-tmp-1.5-2-3", f"~/{os.path.basename(blocker)}/tmp")
+    events = lambda: dict(_counters.snapshot()[ssh_steps.PATH].get("events", {}))  # noqa: E731
+    before = events().get("mkdtemp apart: failed in the expansion's command", 0)
+    try:
+        def run(cmd):
+            sent.append(cmd)
+            return _local(cmd)
+
+        homes = _Homes(home)
+        assert ssh_steps.tmp_exec(connection, _expansion(user), None, False, run, homes) == (0, f"{home}\n".encode(), b"")
+        assert len(sent) == 1 and ssh_steps._tmp.pending.made is None
+        assert events().get("mkdtemp apart: failed in the expansion's command", 0) == before + 1
+        mkdtemp = connection._shell.mkdtemp(basefile="ansible-tmp-1.5-2-3", system=False, tmpdir=os.path.join(blocker, "tmp"))
+        # ansible-core's own mkdtemp then runs as it comes (and fails there with its own output)
+        assert ssh_steps.tmp_exec(connection, f"/bin/sh -c {shlex.quote(mkdtemp)}", None, False, run, homes) is None
+    finally:
+        ssh_steps._tmp.pending = None
+        os.unlink(blocker)
+
+
 def test_a_changed_expansion_makes_no_directory(tmp_path):
     connection, sent = _Connection(), []
     ssh_steps._tmp.pending = ssh_steps._PendingTmp("action", "ansible-tmp-1.5-2-3", "~/x/tmp")

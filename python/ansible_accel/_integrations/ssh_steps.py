@@ -21,7 +21,8 @@ remote happens between the two.  Its directory's name is chosen first (ansible-c
 generator, whose value ``_make_tmp_path`` then gets), and once the host has given an expansion
 in this run, the expansion and ansible-core's ``mkdtemp`` for that expansion run in one command;
 the ``mkdtemp`` only if the host's expansion is still that one.  Each gets back its own status,
-output and error output when ansible-core runs it.
+output and error output when ansible-core runs it; a ``mkdtemp`` that failed there runs again as
+ansible-core's own command, which fails (or not) and reports as ansible-core does.
 """
 
 from __future__ import annotations
@@ -236,8 +237,13 @@ def tmp_exec(connection, cmd, in_data, sudoable, run, home_state):
               f"printf '%s M\\n' {token}; {made_inner}")
     rc, stdout, stderr = run(f"{words[0]} -c {shlex.quote(folded)}")
     expanded, made = _split(token.encode(), rc, stdout, stderr)
-    if made is not None:
+    if made is not None and made[0] == 0:
         pending.made = (f"{words[0]} -c {shlex.quote(made_inner)}", made)
+    elif made is not None:
+        _counters.extra(PATH, TMP_APART + "failed in the expansion's command")
+    # A mkdtemp that failed here is not given back: ansible-core's own runs then, as a command of
+    # its own (what the user's shell start files print, in its error, is then that command's);
+    # it finds what this one left (a base directory made: as the first step of its own run).
     home_state.write(connection, word, _fragment(expanded))
     return expanded
 
