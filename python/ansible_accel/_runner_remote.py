@@ -23,6 +23,16 @@ server) with the environment this command started with, a pipe as its lifeline, 
 - no request for IDLE seconds (the runner's context switches stand still, and no module it
   started still runs).
 
+It also takes the steps ansible-core runs around a module without pipelining, on a socket of its
+own (``STEPS``, 0600 in the 0700 directory, peers of its own uid only), which the controller
+reaches through its ``ControlPersist`` connection (``ssh -O forward``): the remote tmp's
+expansion, the task's directory made, a file written, the directory removed, each done here in
+this process, or declined with nothing left undone that the ordinary command would not redo
+(docs/runner-ssh.md#steps-by-the-keeper).  A request is one byte (its kind), one byte (how many
+fields), and each field as four bytes of length (little-endian) and its bytes; the answer is
+``0`` and one field (done, with its value) or ``1`` and one field (declined, and why).  It
+writes ``steps`` once the socket listens.
+
 Any of them ends the runner (its lifeline closed, then SIGKILL if it lingers), removes the
 directory and ends this process, whose end closes the SSH channel.  On its standard output, which
 the controller keeps, it writes ``ready`` once the runner listens, ``fallback: REASON`` for each
@@ -34,6 +44,7 @@ ran the ordinary way after all), ``modside: JSON`` for each module run's module-
 import os
 import select
 import signal
+import stat
 import sys
 import time
 
@@ -110,6 +121,7 @@ say(ok=True, dir=rdir, client="native" if native else "python")
 """
 
 SOCKET = "r.sock"
+STEPS = "s.sock"
 PROBE = "r.probe"
 POLL = 0.2  # seconds between two looks at the runner, its directory and its fallback file
 LINGER = 10  # seconds the runner has to end once its lifeline is closed
@@ -181,6 +193,156 @@ class _Lines:
                 _say(self.prefix + line.decode("utf-8", "replace"))
 
 
+# --- the steps around a module, taken on the keeper's own socket ---------------------------------
+
+STEP_LIMIT = 64 << 20  # the largest request the keeper reads (a file written: its bytes and path)
+
+
+def _steps_listener(rdir):
+    """The keeper's steps socket, listening (mode 0600), or None where it cannot be made."""
+    import socket
+
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o177)
+    try:
+        listener.bind(os.path.join(rdir, STEPS))
+        listener.listen(16)
+    except OSError:
+        listener.close()
+        return None
+    finally:
+        os.umask(old)
+    listener.setblocking(False)
+    return listener
+
+
+def _read_exactly(conn, size):
+    data = b""
+    while len(data) < size:
+        chunk = conn.recv(min(size - len(data), 1 << 20))
+        if not chunk:
+            raise EOFError("the request ended early")
+        data += chunk
+    return data
+
+
+def _field(value):
+    return len(value).to_bytes(4, "little") + value
+
+
+def serve_step(conn):
+    """Take one request on ``conn`` (a connection of the steps socket) and answer it."""
+    import socket
+
+    conn.setblocking(True)
+    conn.settimeout(10)
+    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
+    if int.from_bytes(creds[4:8], sys.byteorder) != os.getuid():
+        return  # another user's process: closed without an answer
+    conn.sendall(b"A1\n")
+    head = _read_exactly(conn, 2)
+    fields, total = [], 0
+    for _ in range(head[1]):
+        size = int.from_bytes(_read_exactly(conn, 4), "little")
+        total += size
+        if total > STEP_LIMIT:
+            raise EOFError("the request is too large")
+        fields.append(_read_exactly(conn, size))
+    try:
+        answer = b"0" + _field(take_step(head[:1], fields))
+    except _Declined as ex:
+        answer = b"1" + _field(str(ex).encode("utf-8", "replace"))
+    except OSError as ex:
+        answer = b"1" + _field((ex.strerror or type(ex).__name__).encode("utf-8", "replace"))
+    conn.sendall(answer)
+
+
+class _Declined(Exception):
+    pass
+
+
+def take_step(kind, fields):
+    """Do one step; its value (bytes), or raise ``_Declined`` or ``OSError`` (declined: the
+    controller then runs ansible-core's own command, which redoes whatever was done here)."""
+    if kind == b"E":  # echo ~ / echo ~USER, as the shell expands it
+        word = os.fsdecode(fields[0])
+        if word == "~":
+            home = os.environ.get("HOME")
+            if home is None:
+                import pwd
+
+                home = pwd.getpwuid(os.getuid()).pw_dir
+        else:
+            import pwd
+
+            try:
+                home = pwd.getpwnam(word[1:]).pw_dir
+            except KeyError:
+                raise _Declined("no such user") from None
+        return os.fsencode(home)
+    paths = [os.fsdecode(field) for field in fields[:1 if kind == b"W" else 2]]
+    if not all(path.startswith("/") for path in paths):
+        raise _Declined("a relative path")
+    if kind == b"M":  # ( umask 77 && mkdir -p BASE && mkdir BASE/NAME )
+        base, made = paths
+        old = os.umask(0o077)
+        try:
+            os.makedirs(base, exist_ok=True)
+            os.mkdir(made)
+        finally:
+            os.umask(old)
+        return b""
+    if kind == b"W":  # what sftp's put does: open for writing, created or truncated, with its mode
+        fd = os.open(paths[0], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, int(fields[1]) & 0o777)
+        try:
+            view = memoryview(fields[2])
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+        return b""
+    if kind == b"R":  # rm -f -r DIR/
+        target = paths[0].rstrip("/") or "/"
+        try:
+            info = os.lstat(target)
+        except FileNotFoundError:
+            return b""
+        if target == "/" or not stat.S_ISDIR(info.st_mode):
+            raise _Declined("not a directory")
+        _remove_tree(target)
+        return b""
+    raise _Declined("an unknown step")
+
+
+def _remove_tree(path):
+    with os.scandir(path) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                _remove_tree(entry.path)
+            else:
+                os.unlink(entry.path)
+    os.rmdir(path)
+
+
+def _take_steps(listener):
+    """Every request waiting on the steps socket; whether there was any."""
+    took = False
+    while True:
+        try:
+            conn, _ = listener.accept()
+        except (BlockingIOError, InterruptedError):
+            return took
+        except OSError:
+            return took
+        took = True
+        try:
+            serve_step(conn)
+        except (OSError, EOFError):
+            pass  # the controller sees no answer: it treats the step as unknown
+        finally:
+            conn.close()
+
+
 def _start_runner(rdir):
     with open("/proc/self/environ", "rb") as handle:
         env_bytes = handle.read().rstrip(b"\0")
@@ -229,21 +391,31 @@ def supervise(rdir, idle):
     stop = []
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, lambda number, _frame: stop.append(f"signal {number}"))
+    listener = _steps_listener(rdir)
+    if listener is not None:
+        _say("steps")
     pid, lifeline = _start_runner(rdir)
     fallbacks, counts = _Lines(sock + ".fallbacks", "fallback: "), _Lines(sock + ".modside", "modside: ")
     ready_inode, why = None, None
     switches, quiet_since = _switches(pid), time.monotonic()
+    watched = [0] if listener is None else [0, listener]
+    last_look = 0.0
     while why is None:
         try:
-            readable, _, _ = select.select([0], [], [], POLL)
+            readable, _, _ = select.select(watched, [], [], POLL)
         except InterruptedError:
             readable = []
         if stop:
             why = stop[0]
             break
-        if readable and not os.read(0, 4096):
+        if 0 in readable and not os.read(0, 4096):
             why = "the channel ended"
             break
+        if listener is not None and listener in readable and _take_steps(listener):
+            quiet_since = time.monotonic()
+            if quiet_since - last_look < POLL:
+                continue  # the rest is looked at every POLL seconds, steps or not
+        last_look = time.monotonic()
         fallbacks.forward()
         counts.forward()
         why = _ended(pid)

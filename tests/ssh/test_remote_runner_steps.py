@@ -1,9 +1,10 @@
 """With ansible-core's defaults (no pipelining) and the remote runner on, a module task's
-``chmod`` of its script runs in the module's own SSH command, and the ``mkdtemp`` of its
-directory in the command that expands the remote tmp (``ssh_steps``): the same results and
-``-v`` output as plain ansible-core, the script and its directory with the same modes while the
-module runs, the hosts' temporary directories gone afterwards, one or two SSH commands fewer per
-module task, and the tasks that cannot carry them (``become``) counted apart."""
+``chmod`` of its script runs in the module's own SSH command (``ssh_steps``), and once the host
+has a runner, its keeper takes the remote tmp's expansion, the ``mkdtemp``, the script's
+transfer and the removal (``ssh_keeper_steps``): the same results and ``-v`` output as plain
+ansible-core, the script and its directory with the same modes while the module runs, the
+hosts' temporary directories gone afterwards, one SSH command per later module task, and the
+tasks that cannot carry them (``become``) counted apart."""
 
 from __future__ import annotations
 
@@ -67,6 +68,13 @@ def test_chmod_runs_in_the_module_command_with_the_same_results(sshd, host_inter
     assert events["steps: chmod in the module's command"] == remote["native"] == 3 * 7, remote
     assert events["steps apart: become"] == 3, remote
     assert remote["fallback"] == {"become": 3}, remote
+    # Once a host's runner is ready (during the first task's module), its keeper takes the
+    # steps: 7 directories per host (copy's two modules share one), the first made and its
+    # script written by SSH commands; 9 files written (copy's source too), the first by sftp.
+    assert events["keeper apart: no keeper on the host yet"] == 3 * 2, remote
+    assert events["keeper: mkdtemp"] == 3 * 6, remote
+    assert events["keeper: a file transferred"] == 3 * 8, remote
+    assert events["keeper: the directory removed"] == 3 * 7, remote
     assert _lines(fast_out) == _lines(plain_out)
 
 
@@ -104,11 +112,27 @@ def test_mkdtemp_runs_with_the_expansion_with_the_same_results(sshd, host_interp
         assert seen[0]["tmpdir"].startswith(made + "/tmp/ansible-tmp-") and seen[0]["remote_tmp"] == remote_tmp, seen[0]
     events = stats["run"]["paths"]["remote_runner"]["events"]
     print(f"\nremote runner: {json.dumps(events, sort_keys=True)}")
+    # Per host, the first task's expansion and mkdtemp run as SSH commands (the expansion not
+    # known yet, no runner yet); the other six tasks' (the become task's too: neither runs with
+    # become) are the keeper's.
+    assert events["mkdtemp apart: the expansion not known yet"] == 3, events
+    assert events["keeper: the remote tmp's expansion"] == events["keeper: mkdtemp"] == 3 * 6, events
+    assert events["keeper apart: no keeper on the host yet"] == 3 * 3, events
+    assert "steps: mkdtemp in the expansion's command" not in events
+    # Without the keeper's steps, the expansion and the mkdtemp run in one SSH command.
+    shutil.rmtree(made)
+    apart, stats, apart_out = run_playbook(sshd, host_interpreters, tmp_path, accel=True, pipelining=False,
+                                           play_text=PLAY, remote_tmp=remote_tmp, verbose=True,
+                                           extra_env=dict(env, ANSIBLE_ACCEL_REMOTE_STEPS="0"))
+    assert apart == plain, "\n".join(_differences(plain, apart)[:20])
+    assert _lines(apart_out) == _lines(plain_out)
+    events = stats["run"]["paths"]["remote_runner"]["events"]
     # Per host: ping (its expansion not known yet), accel_tmp_modes, two commands, copy (one
     # directory for its modules), file; the become task apart.
     assert events["mkdtemp apart: the expansion not known yet"] == 3, events
     assert events["steps: mkdtemp in the expansion's command"] == 3 * 5, events
     assert events["mkdtemp apart: become"] == 3, events
+    assert not [event for event in events if event.startswith("keeper")], events
 
 
 def test_a_remote_tmp_that_cannot_be_made_after_its_expansion(sshd, host_interpreters, tmp_path, home_tmp):
@@ -155,14 +179,14 @@ def test_ssh_commands_per_module_task(sshd, host_interpreters, tmp_path, remote_
             counts[where, accel] = _count_ssh_commands(sshd, host_interpreters, tmp_path, tmp, accel)
     print(f"\nSSH commands for 4 ping tasks (all, sftp): {counts}")
     # An absolute remote tmp, plain: mkdtemp, sftp, chmod, run, rm: 5 per task.  With the
-    # runner: the same but the chmod, and the runner's install once.
+    # runner: the first task's mkdtemp and sftp, the runner's install, the run with its chmod;
+    # its rm and every other step the keeper's: one SSH command per later task, its run.
     assert counts["absolute", False] == (5 * 4, 4), counts
-    assert counts["absolute", True] == (4 * 4 + 1, 4), counts
-    # ~/NAME/tmp, plain: echo ~USER first, 6 per task.  With the runner: the first task as
-    # before (its expansion not known yet) and the install, then the expansion with mkdtemp,
-    # sftp, run with chmod, rm: 4 per task.
+    assert counts["absolute", True] == (4 + 3, 1), counts
+    # ~/NAME/tmp, plain: echo ~USER first, 6 per task.  With the runner: the first task's
+    # expansion too, then one per task.
     assert counts["home", False] == (6 * 4, 4), counts
-    assert counts["home", True] == (5 + 1 + 4 * 3, 4), counts
+    assert counts["home", True] == (5 + 3, 1), counts
 
 
 def test_a_remote_tmp_where_nothing_can_be_made(sshd, host_interpreters, tmp_path):

@@ -43,7 +43,7 @@ from .. import _counters, _runner_pool, _runner_remote
 from .._activation import Patch, Unavailable, core_version
 from .._patches import switched_off
 from . import runner as local_runner
-from . import ssh_steps
+from . import ssh_keeper_steps, ssh_steps
 
 PATH = "remote_runner"
 ENV = "ANSIBLE_ACCEL_REMOTE_RUNNER"
@@ -233,6 +233,9 @@ def _transfer_data(self, remote_path, data):
 
 def _put_file(self, in_path, out_path):
     ssh_steps.flush()
+    if _State.local_dir is not None and not (os.getpid() == _State.owner_pid and _State.lifeline is None) \
+            and ssh_keeper_steps.put_file(self, in_path, out_path):
+        return 0, b"", b""
     return _State.original_put_file(self, in_path, out_path)
 
 
@@ -246,6 +249,11 @@ def _exec_command(self, cmd, in_data=None, sudoable=True):
         def run(command):
             return _State.original_exec_command(self, command, in_data=None, sudoable=False)
 
+        if in_data is None and not sudoable:
+            ssh_steps.flush()
+            result = ssh_keeper_steps.command(self, cmd, in_data, sudoable)
+            if result is not None:
+                return result
         result = ssh_steps.tmp_exec(self, cmd, in_data, sudoable, run, _HomeState)
         if result is not None:
             return result
@@ -343,7 +351,9 @@ def _route(connection, cmd, in_data, sudoable) -> str | None:
     if reason is not None:
         _counters.fallback(PATH, reason)
         return None
-    sock, client = runner
+    sock, client, steps = runner
+    if steps:
+        ssh_keeper_steps.offer(connection, os.path.dirname(sock))
     _counters.native(PATH)
     _counters.extra(PATH, f"{client} client")
     return rewrite_command(cmd, sock, native=client == "native")
@@ -415,8 +425,9 @@ def _host_key(connection, interpreter: str, assignments: dict[str, str]) -> tupl
     return key.hexdigest()[:12], key.hexdigest()[:24]
 
 
-def _runner_for(connection, interpreter, assignments, source) -> tuple[tuple[str, str] | None, str | None]:
-    """((socket path on the host, ``native`` or ``python``: its client), None) when a runner there
+def _runner_for(connection, interpreter, assignments, source) -> tuple[tuple[str, str, bool] | None, str | None]:
+    """((socket path on the host, ``native`` or ``python``: its client, whether its keeper takes
+    steps), None) when a runner there
     is ready, having waited for its start when it was starting or there was none (started then);
     else (None, why)."""
     remote_key, key = _host_key(connection, interpreter, assignments)
@@ -464,7 +475,7 @@ START_WAIT = 10.0
 
 
 def _look(state: str, keeper: list[str]) -> tuple[str, object]:
-    """What the state files say of the runner of ``state``: ``ready`` (socket, client),
+    """What the state files say of the runner of ``state``: ``ready`` (socket, client, steps),
     ``starting``, ``ended`` (why), ``never ready`` (why: it ended without listening) or
     ``none``."""
     if len(keeper) != 3:
@@ -473,7 +484,7 @@ def _look(state: str, keeper: list[str]) -> tuple[str, object]:
     out = _read_lines(state + ".out")
     if _keeper_alive(int(pid), rdir) and not any(line.startswith("ended: ") for line in out):
         if "ready" in out:
-            return "ready", (os.path.join(rdir, _runner_remote.SOCKET), client)
+            return "ready", (os.path.join(rdir, _runner_remote.SOCKET), client, "steps" in out)
         return "starting", None
     ended = next((line[len("ended: "):] for line in reversed(out) if line.startswith("ended: ")), "its channel ended")
     if "ready" not in out:
@@ -481,7 +492,7 @@ def _look(state: str, keeper: list[str]) -> tuple[str, object]:
     return "ended", ended
 
 
-def _await(state: str, reason: str, event: str) -> tuple[tuple[str, str] | None, str | None]:
+def _await(state: str, reason: str, event: str) -> tuple[tuple[str, str, bool] | None, str | None]:
     """The runner of ``state`` once it is ready (``event`` counted), or (None, ``reason``) if it
     is not within ``START_WAIT`` seconds or stops starting: the module then goes the ordinary
     way, as it would have without waiting.  Waiting costs no CPU worth counting (a look every
