@@ -93,12 +93,10 @@ def _end_connections(server: _sshd.Sshd) -> None:
 
 
 def one_run(env: dict, server: _sshd.Sshd, playbook: str, mode: str, pipelining: bool, work: str, inputs: str,
-            hosts: int) -> dict:
+            hosts: int, remote_tmp: str) -> dict:
     root = os.path.join(work, "files")
     shutil.rmtree(root, ignore_errors=True)
     os.makedirs(root)
-    # Short: the remote runner's socket lives under it, and a socket's path has at most 107 bytes.
-    remote_tmp = os.path.join(work, "rt")
     results_file, stats_file = os.path.join(work, "results.json"), os.path.join(work, "stats.json")
     for path in (results_file, stats_file):
         if os.path.exists(path):
@@ -233,7 +231,7 @@ def table(report: dict) -> list[str]:
 def markdown(report: dict) -> str:
     about = (f"`{report['playbook']}.yml` on ansible-core {report['env']['ansible_core']} (Python {report['env']['python']}), "
            f"{report['hosts']} host aliases on {report['addresses']} loopback addresses of one private sshd, "
-           f"{report['repeats']} repeat(s); Mitogen {report['env']['mitogen'].get('version') or 'not run'}. "
+           f"remote tmp `{report.get('remote_tmp', 'an absolute path')}`, {report['repeats']} repeat(s); Mitogen {report['env']['mitogen'].get('version') or 'not run'}. "
            f"Machine: {report['machine']['cpus']} CPUs, load average at the start {report['machine']['load'][0]:.2f}. "
            "Tree CPU = the controller's processes plus the sshd's cgroup (every process it started for the hosts).")
     out = [f"# End to end over SSH ({report['started']})", "", about, "", "```", *table(report), "```", ""]
@@ -255,6 +253,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pipelining", choices=("off", "on", "both"), default="both")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--playbook", default="modules", choices=("modules",))
+    parser.add_argument("--remote-tmp", choices=("home", "absolute"), default="home",
+                        help="the hosts' remote tmp: under ~ as ansible-core's default (~/.ansible/tmp) is, expanded "
+                             "by the hosts (default), or an absolute path")
     parser.add_argument("--json")
     parser.add_argument("--markdown")
     options = parser.parse_args(argv)
@@ -273,6 +274,10 @@ def main(argv: list[str] | None = None) -> int:
     for mode, reason in skipped.items():
         print(f"   no {LABELS[mode]} runs: {reason}")
     work = tempfile.mkdtemp(prefix="ansible-accel-e2e-ssh-")
+    # Short: the remote runner's socket lives under it, and a socket's path has at most 107 bytes.
+    home_tmp = f".accel-e2e-{os.getpid()}"
+    remote_tmp = f"~/{home_tmp}/tmp" if options.remote_tmp == "home" else os.path.join(work, "rt")
+    report["remote_tmp"] = remote_tmp.replace(str(os.getpid()), "PID")
     server = _sshd.Sshd(addresses=addresses, detach=True)
     try:
         inputs = os.path.join(work, "inputs")
@@ -287,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
             for repeat in range(options.repeats):
                 for mode in run_order(modes, repeat):
                     print(f"   [{setting}, repeat {repeat + 1}] {LABELS[mode]} ...", end="", flush=True)
-                    run = one_run(env, server, options.playbook, mode, pipelining, work, inputs, options.hosts)
+                    run = one_run(env, server, options.playbook, mode, pipelining, work, inputs, options.hosts, remote_tmp)
                     print(" " + describe(run), flush=True)
                     problems, reported = check(run, reference)
                     if reference is None and mode == "off":
@@ -307,6 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         server.stop()
         shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(os.path.join(os.path.expanduser("~"), home_tmp), ignore_errors=True)
     print()
     for line in table(report):
         print(line)

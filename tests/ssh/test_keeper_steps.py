@@ -184,6 +184,7 @@ def test_a_keeper_whose_steps_socket_is_gone(sshd, host_interpreters, tmp_path, 
     # Its own rm: the keeper does not answer (its socket gone), the step runs as an SSH command,
     # and so does every later one (the keeper cannot be reached through a new forward either).
     assert events["keeper apart: the keeper did not answer"] == 3, events
-    assert events["keeper apart: no forward to the keeper"] == 3 * 9, events
-    assert events["keeper: mkdtemp"] == 3 * 2, events  # the second and third tasks'
+    assert events["keeper apart: no forward to the keeper"] >= 3 * 3, events
+    assert events["keeper: mkdtemp"] == 3 * 2, events  # the second and third tasks', none after
+    assert events["keeper: the directory removed"] == 3 * 2, events  # the first and second tasks'
     assert [name for name in os.listdir(remote_tmp) if name.startswith("ansible-tmp-")] == []
