@@ -68,7 +68,7 @@ def _sftp_put(sshd, local: str, remote: str) -> None:
     assert done.returncode == 0, done.stderr
 
 
-def _session_umask(sshd) -> int:
+def _sshd_umask(sshd) -> int:
     done = sshd.ssh("umask")
     assert done.returncode == 0, done.stderr
     return int(done.stdout.strip(), 8)
@@ -79,7 +79,7 @@ def _mode(path) -> str:
 
 
 def test_a_file_written_as_sftp_writes_it(sshd, tmp_path):
-    old = os.umask(_session_umask(sshd))  # the keeper's, an SSH session's
+    old = os.umask(_sshd_umask(sshd))  # the keeper's: what sshd gives commands
     try:
         for mode in (0o755, 0o600, 0o640, 0o444):
             local = tmp_path / f"local-{mode:o}"
@@ -105,7 +105,7 @@ def test_a_file_written_as_sftp_writes_it(sshd, tmp_path):
 
 
 def test_a_directory_made_as_mkdtemp_makes_it(sshd, sh, tmp_path):
-    old = os.umask(_session_umask(sshd))
+    old = os.umask(_sshd_umask(sshd))
     try:
         results = {}
         for who in ("shell", "keeper"):
