@@ -129,10 +129,16 @@ def test_results_are_the_same_on_hosts_with_older_interpreters(sshd, tmp_path, r
     assert set(remote["fallback"]) <= {"runner starting"}, remote
     assert waited + remote["fallback"].get("runner starting", 0) == 3, remote
     assert remote["native"] > 0 and remote["events"]["native client"] == remote["native"], remote
-    # With ansible-core's defaults each module's chmod runs in its command (ssh_steps).
+    # With ansible-core's defaults each module's chmod runs in its command (ssh_steps), and once
+    # a host's runner is ready its keeper takes the other steps (ssh_keeper_steps), on each of
+    # those interpreters: only each host's first task's mkdtemp and transfer are SSH commands.
     assert remote["events"]["steps: chmod in the module's command"] == remote["native"], remote
+    assert remote["events"]["keeper apart: no keeper on the host yet"] == 3 * 2, remote
+    assert remote["events"]["keeper: mkdtemp"] > 3 and remote["events"]["keeper: the directory removed"] > 3, remote
     assert set(remote["events"]) <= {"native client", "waited for the runner's start",
-                                     "steps: chmod in the module's command"}, remote
+                                     "steps: chmod in the module's command", "keeper: mkdtemp",
+                                     "keeper: a file transferred", "keeper: the directory removed",
+                                     "keeper apart: no keeper on the host yet"}, remote
     assert plain_out.count("ok=") == fast_out.count("ok=")
     assert wait_no_python(sshd) == []
 
