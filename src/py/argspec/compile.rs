@@ -12,7 +12,7 @@ use crate::py::convert::values::{to_value, Mode};
 
 /// `getattr(f, '__name__', str(type(f)))`, as ansible-core names a callable type.
 pub(super) fn callable_name(f: &Bound<'_, PyAny>) -> Result<String, Unhandled> {
-    const REASON: Unhandled = Unhandled("spec: callable type without a printable name");
+    const REASON: Unhandled = Unhandled::SpecCallableTypeUnnamed;
     let py = f.py();
     let name = match f.getattr("__name__") {
         Ok(name) => name.str(),
@@ -77,33 +77,31 @@ pub(super) fn options_input(
     depth: usize,
 ) -> Result<(), Unhandled> {
     if depth > MAX_DEPTH {
-        return Err(Unhandled("spec: options nested too deeply"));
+        return Err(Unhandled::SpecOptionsNestedTooDeeply);
     }
     if !is_exact_or_tagged(spec, Base::Dict) {
-        return Err(Unhandled("spec: not a dict"));
+        return Err(Unhandled::SpecNotDict);
     }
-    let spec = spec
-        .cast::<PyDict>()
-        .map_err(|_| Unhandled("spec: not a dict"))?;
+    let spec = spec.cast::<PyDict>().map_err(|_| Unhandled::SpecNotDict)?;
     for (name_object, option) in spec.iter() {
         if !is_exact_or_tagged(&name_object, Base::Str) {
-            return Err(Unhandled("spec: option name not a str"));
+            return Err(Unhandled::SpecOptionNameNotStr);
         }
         let name_object = name_object
             .cast::<PyString>()
-            .map_err(|_| Unhandled("spec: option name not a str"))?;
+            .map_err(|_| Unhandled::SpecOptionNameNotStr)?;
         let name: String = name_object
             .extract()
-            .map_err(|_| Unhandled("spec: option name with surrogates"))?;
+            .map_err(|_| Unhandled::SpecOptionNameSurrogates)?;
         if let Some(names) = names.as_deref_mut() {
             names.push(name_object.clone().unbind());
         }
         if !is_exact_or_tagged(&option, Base::Dict) {
-            return Err(Unhandled("spec: option not a dict"));
+            return Err(Unhandled::SpecOptionNotDict);
         }
         let option = option
             .cast::<PyDict>()
-            .map_err(|_| Unhandled("spec: option not a dict"))?;
+            .map_err(|_| Unhandled::SpecOptionNotDict)?;
         if let Some(defaults) = defaults.as_deref_mut() {
             defaults.push(None);
         }
@@ -126,9 +124,7 @@ fn option_fields(
     let at = input.options.len();
     let mut fields = crate::argspec::OptionInput::default();
     for (key, value) in option.iter() {
-        let key: String = key
-            .extract()
-            .map_err(|_| Unhandled("spec: option key not a str"))?;
+        let key: String = key.extract().map_err(|_| Unhandled::SpecOptionKeyNotStr)?;
         if key == "default" {
             if let Some(slot) = default.as_deref_mut() {
                 *slot = Some(value.clone().unbind());
@@ -234,7 +230,7 @@ pub(super) fn argspec_compile<'py>(
 
 /// A compiled spec as the Python object the glue hands out, or the reason the spec is left
 /// to ansible-core.
-pub(super) type Compiled = Result<Py<CompiledArgSpec>, &'static str>;
+pub(super) type Compiled = Result<Py<CompiledArgSpec>, Unhandled>;
 
 /// `compile_sources`, the compiled spec made a Python object.
 pub(super) fn compile_object(
@@ -245,7 +241,7 @@ pub(super) fn compile_object(
 ) -> PyResult<Compiled> {
     Ok(match compile_sources(sources, flavor, type_validators) {
         Ok(compiled) => Ok(Py::new(py, compiled)?),
-        Err(Unhandled(reason)) => Err(reason),
+        Err(why) => Err(why),
     })
 }
 
@@ -254,7 +250,7 @@ pub(super) fn compile_object(
 pub(super) fn compiled_or_reason(py: Python<'_>, compiled: Compiled) -> Bound<'_, PyAny> {
     match compiled {
         Ok(compiled) => compiled.into_bound(py).into_any(),
-        Err(reason) => PyString::new(py, reason).into_any(),
+        Err(why) => PyString::new(py, why.reason()).into_any(),
     }
 }
 
@@ -280,8 +276,8 @@ fn compile_sources(
     let tagged = take_saw_tagged();
     let validators = type_validators.unbind();
     let defaults = default_objects(argument_spec, &names);
-    let alias_map = alias_map(argument_spec.py(), &spec, &names)
-        .map_err(|_| Unhandled("spec: native compile error"))?;
+    let alias_map =
+        alias_map(argument_spec.py(), &spec, &names).map_err(|_| Unhandled::SpecCompileError)?;
     let (sub_names, sub_defaults) = sub_options
         .into_iter()
         .map(|o| (o.names.into_boxed_slice(), o.defaults.into_boxed_slice()))

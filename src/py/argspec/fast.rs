@@ -69,7 +69,7 @@ fn source_names(py: Python<'_>) -> [&Bound<'_, PyString>; 6] {
 }
 
 /// A validator's compiled spec and its `argument_spec` object, or why it is not compiled.
-type Found<'py> = Result<(Py<CompiledArgSpec>, Bound<'py, PyAny>), &'static str>;
+type Found<'py> = Result<(Py<CompiledArgSpec>, Bound<'py, PyAny>), Unhandled>;
 
 struct Entry {
     snapshot: Snapshot,
@@ -253,13 +253,13 @@ impl ArgspecFastPath {
             match validator.getattr(name) {
                 Ok(value) => *slot = Some(value),
                 Err(e) if e.is_instance_of::<pyo3::exceptions::PyAttributeError>(py) => {
-                    return Ok(Err("spec: validator without its usual attributes"))
+                    return Ok(Err(Unhandled::SpecUnusualValidator))
                 }
                 Err(e) => return Err(e),
             }
         }
         let [Some(a), Some(b), Some(c), Some(d), Some(e), Some(f)] = slots else {
-            return Ok(Err("spec: validator without its usual attributes"));
+            return Ok(Err(Unhandled::SpecUnusualValidator));
         };
         self.lookup_sources([a, b, c, d, e, f])
     }
@@ -281,7 +281,7 @@ impl ArgspecFastPath {
             }
         }
         let Some(snapshot) = Snapshot::take(py, &roots) else {
-            return Ok(Err("spec: nested too deeply"));
+            return Ok(Err(Unhandled::SpecNestedTooDeeply));
         };
         let validators = self.validators_seen.bind(py).clone();
         let compiled = compile_object(py, roots, self.flavor.clone(), validators)?;
@@ -420,7 +420,7 @@ impl ArgspecFastPath {
         let found = match found {
             Ok(found) => found,
             Err(e) if e.is_instance_of::<PyException>(py) => {
-                let reason = PyString::new(py, "value: fallback raised");
+                let reason = PyString::new(py, Unhandled::FallbackRaised.reason());
                 let answer = (reason, py.None(), e.value(py)).into_pyobject(py)?;
                 return Ok(ControlFlow::Break(answer.into_any()));
             }
@@ -458,19 +458,23 @@ impl ArgspecFastPath {
             .map_or(parameters.clone(), |ran| ran.given.clone().into_any());
         let outcome = match compiled.run(py, &checked, params, true)?.0 {
             Ok(out) if !take_saw_tagged() => Ok(out),
-            Ok(_) => Err(Unhandled("value: tagged value from a checker")),
+            Ok(_) => Err(Unhandled::TaggedFromChecker),
             Err(reason) => Err(reason),
         };
         let out = match (outcome, &ran) {
             (Ok(out), _) => out,
             // User code (a callable as type) may have run: ansible-core's validate is given
             // the call directly rather than the long way trying the core again.
-            (Err(Unhandled(reason)), None) => {
-                return Ok((PyString::new(py, reason), parameters, PyTuple::empty(py))
+            (Err(why), None) => {
+                return Ok((
+                    PyString::new(py, why.reason()),
+                    parameters,
+                    PyTuple::empty(py),
+                )
                     .into_pyobject(py)?
                     .into_any())
             }
-            (Err(Unhandled(reason)), Some(ran)) => return ran.gave_up(dict, reason),
+            (Err(why), Some(ran)) => return ran.gave_up(dict, why),
         };
         let given = ran.as_ref().map_or(dict, |ran| &ran.given);
         let result = self.build_result(
@@ -696,7 +700,7 @@ struct FallbacksRan<'py> {
 impl<'py> FallbacksRan<'py> {
     /// The answer when the core gives up after the fallbacks ran: the reason, the fallbacks'
     /// results and their no_log values, which ansible-core's validate then replays.
-    fn gave_up(&self, dict: &Bound<'py, PyDict>, reason: &str) -> PyResult<Bound<'py, PyAny>> {
+    fn gave_up(&self, dict: &Bound<'py, PyDict>, why: Unhandled) -> PyResult<Bound<'py, PyAny>> {
         let py = dict.py();
         // A dict of its own: the caller's dict itself would read as "no fallback ran".
         let handed_back = match self.given.is(dict) {
@@ -704,7 +708,7 @@ impl<'py> FallbacksRan<'py> {
             false => self.given.clone(),
         };
         Ok((
-            PyString::new(py, reason),
+            PyString::new(py, why.reason()),
             handed_back,
             found_set(py, &self.found)?,
         )
@@ -723,7 +727,7 @@ fn take_added<'py>(
     added: Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>,
     skip_given: bool,
     params: &mut Params,
-) -> PyResult<Result<(), &'static str>> {
+) -> PyResult<Result<(), Unhandled>> {
     // Whether a fallback added a dict or list: only one of those can be shared (the
     // caller's parameters were found sharing none).
     let mut added_container = false;
@@ -737,7 +741,7 @@ fn take_added<'py>(
             || value.is_exact_instance_of::<PyInt>()
             || value.is_exact_instance_of::<PyFloat>());
         let Ok(key) = key.extract::<String>() else {
-            return Ok(Err("value: str with surrogates"));
+            return Ok(Err(Unhandled::StrWithSurrogates));
         };
         match to_value(&value, Mode::Params, 1) {
             // An option's name (as a fallback sets): its own key, its hash known.
@@ -749,17 +753,17 @@ fn take_added<'py>(
                     params.insert(key.into(), value);
                 }
             },
-            Err(Unhandled(reason)) => return Ok(Err(reason)),
+            Err(why) => return Ok(Err(why)),
         };
     }
     if take_saw_tagged() {
-        return Ok(Err("value: tagged fallback value"));
+        return Ok(Err(Unhandled::TaggedFallback));
     }
     if added_container
         && compiled.spec.has_sub_options()
         && shares_containers(given.as_any(), &mut Default::default(), 0)
     {
-        return Ok(Err("value: container shared between parameters"));
+        return Ok(Err(Unhandled::SharedContainer));
     }
     Ok(Ok(()))
 }

@@ -198,7 +198,7 @@ impl CompiledArgSpec {
             };
             let outcome = match params {
                 Some(dict) => self.prepare(dict),
-                None => Err(Unhandled("value: parameters not a dict")),
+                None => Err(Unhandled::ParametersNotDict),
             };
             let (outcome, returned) = match outcome {
                 Ok(params) => self.run(py, parameters, params, false)?,
@@ -206,7 +206,7 @@ impl CompiledArgSpec {
             };
             let out = match outcome {
                 Ok(out) => out,
-                Err(Unhandled(reason)) => return Ok(PyString::new(py, reason).into_any()),
+                Err(why) => return Ok(PyString::new(py, why.reason()).into_any()),
             };
             let errors: Vec<(&str, &str)> = out
                 .errors
