@@ -6,6 +6,7 @@ use pyo3::types::{PyDict, PyString};
 
 use super::{guard, CompiledArgSpec};
 use crate::argspec::{CompiledSpec, CoreFlavor, SpecInput, Unhandled, OPTION_KEYS};
+use crate::py::answer::Answer;
 use crate::py::convert::containers::MAX_DEPTH;
 use crate::py::convert::tagged::{is_exact_or_tagged, take_saw_tagged, Base};
 use crate::py::convert::values::{to_value, Mode};
@@ -224,7 +225,7 @@ pub(super) fn argspec_compile<'py>(
             no_log_default_strings,
         };
         let compiled = compile_object(py, sources, flavor, type_validators)?;
-        Ok(compiled_or_reason(py, compiled))
+        compiled_or_reason(py, compiled)
     })
 }
 
@@ -247,11 +248,12 @@ pub(super) fn compile_object(
 
 /// What Python is answered for a spec: its compiled form, or the reason (str) it is left to
 /// ansible-core.
-pub(super) fn compiled_or_reason(py: Python<'_>, compiled: Compiled) -> Bound<'_, PyAny> {
+pub(super) fn compiled_or_reason(py: Python<'_>, compiled: Compiled) -> PyResult<Bound<'_, PyAny>> {
     match compiled {
-        Ok(compiled) => compiled.into_bound(py).into_any(),
-        Err(why) => PyString::new(py, why.reason()).into_any(),
+        Ok(compiled) => Answer::Done(compiled.into_bound(py).into_any()),
+        Err(why) => Answer::Declined(Some(why)),
     }
+    .into_python(py)
 }
 
 /// A spec and its five checks (in `ArgumentSpecValidator` attribute order) compiled.

@@ -68,6 +68,9 @@ fn source_names(py: Python<'_>) -> [&Bound<'_, PyString>; 6] {
     ]
 }
 
+/// How [`ArgspecFastPath::validate`] answers (the module text says what Python receives).
+type Answer<'py> = crate::py::answer::Answer<'py, Unhandled>;
+
 /// A validator's compiled spec and its `argument_spec` object, or why it is not compiled.
 type Found<'py> = Result<(Py<CompiledArgSpec>, Bound<'py, PyAny>), Unhandled>;
 
@@ -198,7 +201,7 @@ impl ArgspecFastPath {
         validator: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         guard("argspec compile", || {
-            Ok(compiled_or_reason(py, self.lookup(validator)?))
+            compiled_or_reason(py, self.lookup(validator)?)
         })
     }
 
@@ -232,7 +235,8 @@ impl ArgspecFastPath {
             required_by,
         ];
         guard("argspec validate", || {
-            self.validate_call(py, sources, parameters, validators, set_fallbacks)
+            self.validate_call(py, sources, parameters, validators, set_fallbacks)?
+                .into_python(py)
         })
     }
 }
@@ -335,26 +339,25 @@ impl ArgspecFastPath {
         parameters: &Bound<'py, PyAny>,
         validators: &Bound<'py, PyAny>,
         set_fallbacks: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let none = || Ok(py.None().into_bound(py));
+    ) -> PyResult<Answer<'py>> {
         let Ok(dict) = parameters.cast_exact::<PyDict>() else {
-            return none();
+            return Ok(Answer::Declined(None));
         };
         if !self.direct || !self.validators_unchanged(validators)? {
-            return none();
+            return Ok(Answer::Declined(None));
         }
         let (compiled, argument_spec) = match self.lookup_sources(sources)? {
             Ok((compiled, spec)) => (compiled.into_bound(py), spec),
-            Err(_) => return none(),
+            Err(_) => return Ok(Answer::Declined(None)),
         };
         let compiled = compiled.get();
         if compiled.tagged {
-            return none();
+            return Ok(Answer::Declined(None));
         }
         take_saw_tagged();
         let (mut params, kept) = match compiled.prepare_keeping(dict) {
             Ok(prepared) if !take_saw_tagged() => prepared,
-            _ => return none(),
+            _ => return Ok(Answer::Declined(None)),
         };
         // ansible-core's own set_fallbacks first, as its validate() does, on a copy (made
         // only when a fallback set something: else the caller's dict is read in its place).
@@ -381,7 +384,7 @@ impl ArgspecFastPath {
         spec: Bound<'py, PyAny>,
         set_fallbacks: &Bound<'py, PyAny>,
         params: &mut Params,
-    ) -> PyResult<ControlFlow<Bound<'py, PyAny>, FallbacksRan<'py>>> {
+    ) -> PyResult<ControlFlow<Answer<'py>, FallbacksRan<'py>>> {
         let py = dict.py();
         let trusted = self.trusted_set_fallbacks.get(py).is_some_and(|trusted| {
             trusted
@@ -420,9 +423,10 @@ impl ArgspecFastPath {
         let found = match found {
             Ok(found) => found,
             Err(e) if e.is_instance_of::<PyException>(py) => {
-                let reason = PyString::new(py, Unhandled::FallbackRaised.reason());
-                let answer = (reason, py.None(), e.value(py)).into_pyobject(py)?;
-                return Ok(ControlFlow::Break(answer.into_any()));
+                // ansible-core's validate meets the exception again.
+                let handed = [py.None().into_bound(py), e.value(py).clone().into_any()];
+                let answer = Answer::GaveUp(Unhandled::FallbackRaised, handed);
+                return Ok(ControlFlow::Break(answer));
             }
             Err(e) => return Err(e),
         };
@@ -451,7 +455,7 @@ impl ArgspecFastPath {
         params: Params,
         ran: Option<FallbacksRan<'py>>,
         kept: &[Py<PyAny>],
-    ) -> PyResult<Bound<'py, PyAny>> {
+    ) -> PyResult<Answer<'py>> {
         let py = dict.py();
         let checked = ran
             .as_ref()
@@ -466,13 +470,8 @@ impl ArgspecFastPath {
             // User code (a callable as type) may have run: ansible-core's validate is given
             // the call directly rather than the long way trying the core again.
             (Err(why), None) => {
-                return Ok((
-                    PyString::new(py, why.reason()),
-                    parameters,
-                    PyTuple::empty(py),
-                )
-                    .into_pyobject(py)?
-                    .into_any())
+                let handed = [parameters.clone(), PyTuple::empty(py).into_any()];
+                return Ok(Answer::GaveUp(why, handed));
             }
             (Err(why), Some(ran)) => return ran.gave_up(dict, why),
         };
@@ -486,7 +485,7 @@ impl ArgspecFastPath {
             kept,
         )?;
         NATIVE_CALLS.fetch_add(1, Ordering::Relaxed);
-        Ok(result)
+        Ok(Answer::Done(result))
     }
 
     /// The attributes of the `ValidationResult` holding the core's outcome, with the side
@@ -700,20 +699,14 @@ struct FallbacksRan<'py> {
 impl<'py> FallbacksRan<'py> {
     /// The answer when the core gives up after the fallbacks ran: the reason, the fallbacks'
     /// results and their no_log values, which ansible-core's validate then replays.
-    fn gave_up(&self, dict: &Bound<'py, PyDict>, why: Unhandled) -> PyResult<Bound<'py, PyAny>> {
-        let py = dict.py();
+    fn gave_up(&self, dict: &Bound<'py, PyDict>, why: Unhandled) -> PyResult<Answer<'py>> {
         // A dict of its own: the caller's dict itself would read as "no fallback ran".
-        let handed_back = match self.given.is(dict) {
+        let given = match self.given.is(dict) {
             true => dict.copy()?,
             false => self.given.clone(),
         };
-        Ok((
-            PyString::new(py, why.reason()),
-            handed_back,
-            found_set(py, &self.found)?,
-        )
-            .into_pyobject(py)?
-            .into_any())
+        let found = found_set(dict.py(), &self.found)?;
+        Ok(Answer::GaveUp(why, [given.into_any(), found]))
     }
 }
 
