@@ -13,6 +13,8 @@ import typing as t
 
 from . import _fork
 
+_R = t.TypeVar("_R")
+
 PATHS = ("finder", "payload", "argspec", "masking", "no_log", "bytecode", "runner", "remote_runner", "workers", "controller")
 
 _lock = threading.Lock()
@@ -33,6 +35,14 @@ def fallback(path: str, reason: str) -> None:
     """Count one call on ``path`` that went to ansible-core's pure-Python code, and why."""
     with _lock:
         _fallback[path][reason] += 1
+
+
+def call_original(path: str, reason: str, original: t.Callable[..., _R], /, *args: t.Any, **kwargs: t.Any) -> _R:
+    """A call the native side did not answer: count it on ``path`` under ``reason`` and return
+    what ``original`` (ansible-core's own code) returns for ``args`` and ``kwargs``, its
+    exceptions, warnings and messages included."""
+    fallback(path, reason)
+    return original(*args, **kwargs)
 
 
 def extra(path: str, name: str, n: int = 1) -> None:

@@ -214,7 +214,7 @@ def _make_set_fallbacks(real: t.Callable) -> t.Callable:
 def _make_validate(original: t.Callable, arg_spec_module: t.Any, errors_module: t.Any) -> t.Callable:
     """A replacement for ``ArgumentSpecValidator.validate`` that falls back to ``original``."""
     long_way = _LongWay(original, arg_spec_module, errors_module)
-    the_long_way, given_back = long_way.run, long_way.given_back
+    the_long_way, given_back, raised_again = long_way.run, long_way.given_back, long_way.raised_again
     parameters_module = long_way.parameters_module
     _fast_path()
 
@@ -245,14 +245,9 @@ def _make_validate(original: t.Callable, arg_spec_module: t.Any, errors_module: 
              result.errors) = done
             return result
         reason, given, found = done  # given up after ansible-core's fallbacks ran
-        _counters.fallback(_PATH, reason)
-        if given is not None:
-            return given_back(self, parameters, given, found, args, kwargs)
-        _replay.pending = (self.argument_spec, found, None)  # set_fallbacks raised `found`
-        try:
-            return original(self, parameters, *args, **kwargs)
-        finally:
-            _replay.pending = None
+        if given is None:  # set_fallbacks raised `found`
+            return _counters.call_original(_PATH, reason, raised_again, self, parameters, found, args, kwargs)
+        return _counters.call_original(_PATH, reason, given_back, self, parameters, given, found, args, kwargs)
 
     validate.__ansible_accel_original__ = original  # type: ignore[attr-defined]
     return validate
@@ -295,35 +290,39 @@ class _LongWay:
         finally:
             _replay.pending = None
 
+    def raised_again(self, validator, parameters, raised, args, kwargs):
+        """ansible-core's validate(), whose set_fallbacks raises ``raised`` (what the native
+        attempt's call raised) instead of running the fallbacks a second time."""
+        _replay.pending = (validator.argument_spec, raised, None)
+        try:
+            return self.original(validator, parameters, *args, **kwargs)
+        finally:
+            _replay.pending = None
+
     def run(self, validator, parameters, args, kwargs):
         """The spec compiled and ansible-core's fallbacks run, then `validate_natively`."""
         original = self.original
         validators = self.parameters_module.DEFAULT_TYPE_VALIDATORS
         if validators is not self.validators_seen or validators != self.validators_then:
             # The core converts the builtin types itself: a replaced checker is not its to run.
-            _counters.fallback(_PATH, "spec: DEFAULT_TYPE_VALIDATORS changed")
-            return original(validator, parameters, *args, **kwargs)
+            reason = "spec: DEFAULT_TYPE_VALIDATORS changed"
+            return _counters.call_original(_PATH, reason, original, validator, parameters, *args, **kwargs)
         compiled = _compile_spec(validator)
         if isinstance(compiled, str):
-            _counters.fallback(_PATH, compiled)
-            return original(validator, parameters, *args, **kwargs)
+            return _counters.call_original(_PATH, compiled, original, validator, parameters, *args, **kwargs)
         given = parameters
         fallback_no_log: t.Any = ()
         if compiled.has_fallbacks():
             if not isinstance(parameters, dict) or (type(parameters) is not dict and type(parameters) is not self.tagged_dict):
-                _counters.fallback(_PATH, "value: parameters not a dict")
-                return original(validator, parameters, *args, **kwargs)
+                reason = "value: parameters not a dict"
+                return _counters.call_original(_PATH, reason, original, validator, parameters, *args, **kwargs)
             # ansible-core's own set_fallbacks, first as in validate(), on a copy we own.
             try:
                 given = dict(parameters)
                 fallback_no_log = self.arg_spec_module.set_fallbacks(validator.argument_spec, given)
             except Exception as ex:  # noqa: BLE001 - ansible-core's validate meets it again
-                _counters.fallback(_PATH, "value: fallback raised")
-                _replay.pending = (validator.argument_spec, ex, None)
-                try:
-                    return original(validator, parameters, *args, **kwargs)
-                finally:
-                    _replay.pending = None
+                reason = "value: fallback raised"
+                return _counters.call_original(_PATH, reason, self.raised_again, validator, parameters, ex, args, kwargs)
         return self.validate_natively(validator, parameters, compiled, given, fallback_no_log, args, kwargs)
 
     def validate_natively(self, validator, parameters, compiled, given, fallback_no_log, args, kwargs):
@@ -334,13 +333,16 @@ class _LongWay:
         except Exception:  # noqa: BLE001 - counted; ansible-core's own code gives the answer
             outcome = "value: native validate error"
         if isinstance(outcome, str):
-            _counters.fallback(_PATH, outcome)
-            return self.given_back(validator, parameters, given, fallback_no_log, args, kwargs)
+            return _counters.call_original(
+                _PATH, outcome, self.given_back, validator, parameters, given, fallback_no_log, args, kwargs
+            )
         tagged = outcome[7] or compiled.tagged() or type(parameters) is not dict
         if tagged and any("<class '" in message for _, message in outcome[1]):
             # The message names the type of a value the core saw as a builtin, not tagged.
-            _counters.fallback(_PATH, "value: type named in an error about a tagged value")
-            return self.given_back(validator, parameters, given, fallback_no_log, args, kwargs)
+            reason = "value: type named in an error about a tagged value"
+            return _counters.call_original(
+                _PATH, reason, self.given_back, validator, parameters, given, fallback_no_log, args, kwargs
+            )
         result = _build_result(self.make, self.errors_module, compiled, outcome)
         result._no_log_values.update(fallback_no_log)
         if tagged:
@@ -349,8 +351,10 @@ class _LongWay:
                 no_log = [*((value, "fallback") for value in fallback_no_log), *outcome[3]]
                 _retag_result(result, spec, parameters, given, dict(outcome[8]), _spec_strings(compiled, spec), no_log)
             except _Ambiguous:
-                _counters.fallback(_PATH, "value: equal strings of different tags in a tagged result")
-                return self.given_back(validator, parameters, given, fallback_no_log, args, kwargs)
+                reason = "value: equal strings of different tags in a tagged result"
+                return _counters.call_original(
+                    _PATH, reason, self.given_back, validator, parameters, given, fallback_no_log, args, kwargs
+                )
         if outcome[6]:
             warn = self.parameters_module.warn  # what _validate_sub_spec calls, looked up as it does
             for message in outcome[6]:
@@ -422,8 +426,8 @@ def validate(
     if not isinstance(compiled, str) and compiled.has_fallbacks() and not hasattr(
         arg_spec_module.set_fallbacks, "__ansible_accel_original__"
     ):
-        _counters.fallback(_PATH, "spec: fallbacks while the argspec path is not installed")
-        return original(validator, parameters)
+        reason = "spec: fallbacks while the argspec path is not installed"
+        return _counters.call_original(_PATH, reason, original, validator, parameters)
     return native(validator, parameters)
 
 

@@ -95,18 +95,15 @@ def remove_values(value: t.Any, no_log_strings: t.Iterable[t.Any]) -> t.Any:
     own function (counted under ``no_log``) on 2.22, where it is deprecated, and for no_log
     values of str subclasses with their own comparison."""
     if _CORE_DEPRECATED:
-        _counters.fallback(_PATH, _DEPRECATED_REASON)
-        return _original_remove_values(value, no_log_strings)
+        return _counters.call_original(_PATH, _DEPRECATED_REASON, _original_remove_values, value, no_log_strings)
     strings = _ordered(no_log_strings)
     matcher = _matcher(strings)
     if isinstance(matcher, str):
-        _counters.fallback(_PATH, matcher)
-        return _original_remove_values(value, strings)
+        return _counters.call_original(_PATH, matcher, _original_remove_values, value, strings)
     try:
         result, delegated = _native.remove_values_walk(value, matcher, strings, _CONTEXT)
     except _native.NoLogInternalError:
-        _counters.fallback(_PATH, _INTERNAL_ERROR)
-        return _original_remove_values(value, strings)
+        return _counters.call_original(_PATH, _INTERNAL_ERROR, _original_remove_values, value, strings)
     except BaseException:
         _counters.native(_PATH)  # ansible-core's own error, raised natively
         raise
@@ -120,18 +117,15 @@ def sanitize_keys(obj: t.Any, no_log_strings: t.Iterable[t.Any], ignore_keys: t.
     ``obj`` whose dict keys (except ``ignore_keys``) have the no_log values masked as
     :func:`remove_values` masks texts.  Raises and falls back as :func:`remove_values`."""
     if _CORE_DEPRECATED:
-        _counters.fallback(_PATH, _DEPRECATED_REASON)
-        return _original_sanitize_keys(obj, no_log_strings, ignore_keys)
+        return _counters.call_original(_PATH, _DEPRECATED_REASON, _original_sanitize_keys, obj, no_log_strings, ignore_keys)
     strings = _ordered(no_log_strings)
     matcher = _matcher(strings)
     if isinstance(matcher, str):
-        _counters.fallback(_PATH, matcher)
-        return _original_sanitize_keys(obj, strings, ignore_keys)
+        return _counters.call_original(_PATH, matcher, _original_sanitize_keys, obj, strings, ignore_keys)
     try:
         result, delegated = _native.sanitize_keys_walk(obj, matcher, strings, ignore_keys, _CONTEXT)
     except _native.NoLogInternalError:
-        _counters.fallback(_PATH, _INTERNAL_ERROR)
-        return _original_sanitize_keys(obj, strings, ignore_keys)
+        return _counters.call_original(_PATH, _INTERNAL_ERROR, _original_sanitize_keys, obj, strings, ignore_keys)
     except BaseException:
         _counters.native(_PATH)  # ansible-core's own error, raised natively
         raise
@@ -153,17 +147,15 @@ def heuristic_log_sanitize(data: t.Any, no_log_values: t.Iterable[t.Any] | None 
     removed as :func:`remove_values` does.  Falls back as :func:`remove_values`, and for a
     text of a str subclass with its own searching or slicing."""
     if _CORE_DEPRECATED:
-        _counters.fallback(_PATH, _DEPRECATED_REASON)
-        return _original_heuristic_log_sanitize(data, no_log_values)
+        return _counters.call_original(_PATH, _DEPRECATED_REASON, _original_heuristic_log_sanitize, data, no_log_values)
     data = _basic.to_native(data)
     if not (isinstance(data, str) and _scans_as_str(data)):
-        _counters.fallback(_PATH, "text of a str type with its own search or slicing")
-        return _original_heuristic_log_sanitize(data, no_log_values)
+        reason = "text of a str type with its own search or slicing"
+        return _counters.call_original(_PATH, reason, _original_heuristic_log_sanitize, data, no_log_values)
     try:
         output = _native.heuristic_scan_text(data)
     except _native.NoLogInternalError:
-        _counters.fallback(_PATH, _INTERNAL_ERROR)
-        return _original_heuristic_log_sanitize(data, no_log_values)
+        return _counters.call_original(_PATH, _INTERNAL_ERROR, _original_heuristic_log_sanitize, data, no_log_values)
     _counters.native(_PATH)
     if output is None:
         output = data[0 : len(data)]  # ansible-core returns this slice: the same object for a str

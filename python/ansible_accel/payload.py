@@ -83,22 +83,27 @@ def build_zip(
         try:
             archive = _native.payload_build_zip(entries, date_time, compression, cache_dir)
         except _native.PayloadInternalError:
-            # A failure of the native writer (a bug): zipfile writes the archive instead, and
-            # has warned about duplicate names already.
-            _counters.fallback(_PATH, "build_zip: internal error in the native writer")
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                return _zipfile_archive(entries, date_time, compression)
+            # A failure of the native writer (a bug): zipfile writes the archive instead.
+            reason = "build_zip: internal error in the native writer"
+            return _counters.call_original(_PATH, reason, _zipfile_archive_unwarned, entries, date_time, compression)
         _counters.native(_PATH)
         return archive
     zipfile._check_compression(compression)  # zipfile's own error for unknown methods
     if compression not in _NATIVE_METHODS:
-        _counters.fallback(_PATH, "build_zip: a compression method zipfile writes itself")
+        reason = "build_zip: a compression method zipfile writes itself"
     elif not _native_date(date_time):
-        _counters.fallback(_PATH, "build_zip: a date part beyond 64 bits")
+        reason = "build_zip: a date part beyond 64 bits"
     else:
-        _counters.fallback(_PATH, "build_zip: the native zlib does not give the interpreter's bytes")
-    return _zipfile_archive(entries, date_time, compression)
+        reason = "build_zip: the native zlib does not give the interpreter's bytes"
+    return _counters.call_original(_PATH, reason, _zipfile_archive, entries, date_time, compression)
+
+
+def _zipfile_archive_unwarned(entries: list[tuple[str, t.Any]], date_time: t.Sequence[int], compression: int) -> bytes:
+    """:func:`_zipfile_archive` without its warnings: the native writer gave the duplicate
+    names' warnings before it failed."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _zipfile_archive(entries, date_time, compression)
 
 
 def _zipfile_archive(entries: t.Iterable[tuple[str, t.Any]], date_time: t.Sequence[int], compression: int) -> bytes:

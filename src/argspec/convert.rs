@@ -11,7 +11,7 @@ pub type Converted = Result<Result<Value, String>, Unhandled>;
 pub fn convert(kind: TypeKind, value: &Value, flavor: &CoreFlavor) -> Converted {
     if matches!(value, Value::Kept(_)) && kind != TypeKind::Raw {
         // Its contents are not the core's to read (see `Value::Kept`).
-        return Err(Unhandled("value: container kept aside converted"));
+        return Err(Unhandled::KeptContainerConverted);
     }
     match kind {
         TypeKind::Str => to_str(value),
@@ -26,7 +26,7 @@ pub fn convert(kind: TypeKind, value: &Value, flavor: &CoreFlavor) -> Converted 
         | TypeKind::Json
         | TypeKind::Bytes
         | TypeKind::Bits
-        | TypeKind::Callable(_) => Err(Unhandled("value: type only ansible-core converts")),
+        | TypeKind::Callable(_) => Err(Unhandled::TypeOnlyCoreConverts),
     }
 }
 
@@ -53,7 +53,7 @@ fn to_str(value: &Value) -> Converted {
         Value::None => Ok(Ok(Value::Str(Text::default()))),
         _ => match value.scalar_text() {
             Some(text) => Ok(Ok(Value::Str(text.into()))),
-            None => Err(Unhandled("value: str() of a float or container")),
+            None => Err(Unhandled::StrOfFloatOrContainer),
         },
     }
 }
@@ -65,7 +65,7 @@ fn to_path(value: &Value) -> Converted {
     };
     // expandvars acts only on '$', expanduser only on a leading '~': otherwise identity.
     if text.contains('$') || text.starts_with('~') {
-        return Err(Unhandled("value: path to expand"));
+        return Err(Unhandled::PathToExpand);
     }
     Ok(Ok(Value::Str(text)))
 }
@@ -75,13 +75,13 @@ fn to_int(value: &Value) -> Converted {
         Value::Int(_) | Value::Bool(_) => Ok(Ok(value.clone())),
         Value::Str(s) => match plain_int(s) {
             Some(i) => Ok(Ok(Value::Int(i))),
-            None => Err(Unhandled("value: str to int beyond plain digits")),
+            None => Err(Unhandled::StrToIntBeyondDigits),
         },
         Value::Float(f) if f.is_finite() && f.fract() == 0.0 && f.abs() < 9.0e18 => {
             Ok(Ok(Value::Int(*f as i64)))
         }
         Value::None => Ok(Err("\"None\" cannot be converted to an int".into())),
-        _ => Err(Unhandled("value: int from float or container")),
+        _ => Err(Unhandled::IntFromFloatOrContainer),
     }
 }
 
@@ -101,9 +101,9 @@ fn to_float(value: &Value) -> Converted {
         Value::Bool(b) => Ok(Ok(Value::Float(if *b { 1.0 } else { 0.0 }))),
         Value::Str(s) if plain_decimal(s) => match s.parse::<f64>() {
             Ok(f) if f.is_finite() => Ok(Ok(Value::Float(f))),
-            _ => Err(Unhandled("value: str to float beyond plain decimals")),
+            _ => Err(Unhandled::StrToFloatBeyondDecimals),
         },
-        Value::Str(_) => Err(Unhandled("value: str to float beyond plain decimals")),
+        Value::Str(_) => Err(Unhandled::StrToFloatBeyondDecimals),
         _ => Ok(Err(format!(
             "{} cannot be converted to a float",
             value.class_text()
@@ -137,7 +137,7 @@ fn to_bool(value: &Value, flavor: &CoreFlavor) -> Converted {
             lower.as_mut_str().make_ascii_lowercase();
             Value::Str(lower)
         }
-        Value::Str(_) => return Err(Unhandled("value: non-ASCII str to bool")),
+        Value::Str(_) => return Err(Unhandled::NonAsciiStrToBool),
         Value::Int(_) | Value::Float(_) => value.clone(),
         _ => {
             return Ok(Err(format!(
@@ -159,7 +159,7 @@ fn to_bool(value: &Value, flavor: &CoreFlavor) -> Converted {
         return Ok(Ok(Value::Bool(false)));
     }
     let Some(text) = value.scalar_text() else {
-        return Err(Unhandled("value: float that is not a boolean"));
+        return Err(Unhandled::FloatNotBoolean);
     };
     Ok(Err(format!(
         "The value '{text}' is not a valid boolean. Valid booleans include: {}",
@@ -184,7 +184,7 @@ fn to_list(value: &Value) -> Converted {
             s.split(',').map(|p| Value::Str(p.into())).collect(),
         ))),
         Value::Int(_) | Value::Bool(_) => Ok(to_str(value)?.map(|text| Value::List(vec![text]))),
-        Value::Float(_) => Err(Unhandled("value: list from float")),
+        Value::Float(_) => Err(Unhandled::ListFromFloat),
         _ => Ok(Err(format!(
             "{} cannot be converted to a list",
             value.class_text()
@@ -195,7 +195,7 @@ fn to_list(value: &Value) -> Converted {
 fn to_dict(value: &Value) -> Converted {
     match value {
         Value::Dict(_) => Ok(Ok(value.clone())),
-        Value::Str(s) if s.starts_with('{') => Err(Unhandled("value: dict from JSON text")),
+        Value::Str(s) if s.starts_with('{') => Err(Unhandled::DictFromJson),
         Value::Str(s) if s.contains('=') => Ok(key_value_text(s)),
         Value::Str(_) => Ok(Err(
             "dictionary requested, could not parse JSON or key=value".into(),

@@ -13,6 +13,7 @@ mod prefix;
 mod proptests;
 mod spec;
 mod suboptions;
+mod unhandled;
 mod validate;
 mod value;
 
@@ -20,9 +21,7 @@ pub use spec::{CompiledSpec, OptionInput, OptionSpec, SpecInput, TypeKind, OPTIO
 pub use validate::{Context, ErrorKind, NoLogSource, NoLogValue, Outcome};
 pub use value::{Kept, Key, Params, Value};
 
-/// Why a spec or a call is left to ansible-core's pure-Python validator.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unhandled(pub &'static str);
+pub use unhandled::Unhandled;
 
 /// Conversions the core leaves to someone else (the glue calls ansible-core's own
 /// `check_type_*`): given the reason the core gave up, the converted value, the
@@ -48,7 +47,7 @@ pub trait Delegate {
     /// ansible-core's own `set_fallbacks` for the sub-spec the glue numbered `source`, on
     /// one sub-parameter dict: the (key, value) pairs it adds and the no_log strings it finds.
     fn fallbacks(&self, _source: usize, _params: &Params) -> Result<FallbackValues, Unhandled> {
-        Err(Unhandled("spec: fallback inside options"))
+        Err(Unhandled::SpecFallbackInsideOptions)
     }
 }
 

@@ -70,7 +70,7 @@ impl TypeKind {
             "json" => TypeKind::Json,
             "bytes" => TypeKind::Bytes,
             "bits" => TypeKind::Bits,
-            _ => return Err(Unhandled("spec: unknown type name")),
+            _ => return Err(Unhandled::SpecUnknownType),
         })
     }
 
@@ -287,7 +287,7 @@ impl CompiledSpec {
         callable_names: &[String],
     ) -> Result<CompiledSpec, Unhandled> {
         if depth > MAX_NESTING {
-            return Err(Unhandled("spec: options nested too deeply"));
+            return Err(Unhandled::SpecOptionsNestedTooDeeply);
         }
         let mut options = Vec::with_capacity(input.options.len());
         for (at, (name, fields)) in input.options.iter().enumerate() {
@@ -308,7 +308,7 @@ impl CompiledSpec {
             options.push(compile_option(name, given, callable, depth)?);
         }
         if depth > 0 && input.source.is_none() && options.iter().any(|o| o.fallback) {
-            return Err(Unhandled("spec: fallback inside options"));
+            return Err(Unhandled::SpecFallbackInsideOptions);
         }
         let aliases = alias_table(&options)?;
         let index: FxHashMap<String, usize> = options
@@ -399,8 +399,8 @@ fn plain<'a>(fields: &'a OptionInput, key: &str) -> Result<&'a Value, Unhandled>
         None => Ok(&Value::None),
         Some(Some(v)) => Ok(v),
         Some(None) => Err(match key {
-            "type" | "elements" => Unhandled("spec: callable type"),
-            _ => Unhandled("spec: value that is not plain data"),
+            "type" | "elements" => Unhandled::SpecCallableType,
+            _ => Unhandled::SpecValueNotPlainData,
         }),
     }
 }
@@ -409,7 +409,7 @@ fn flag(v: &Value) -> Result<bool, Unhandled> {
     match v {
         Value::None => Ok(false),
         Value::Bool(b) => Ok(*b),
-        _ => Err(Unhandled("spec: non-bool flag")),
+        _ => Err(Unhandled::SpecNonBoolFlag),
     }
 }
 
@@ -417,7 +417,7 @@ fn type_kind(v: &Value) -> Result<Option<TypeKind>, Unhandled> {
     match v {
         Value::None => Ok(None),
         Value::Str(s) => TypeKind::parse(s).map(Some),
-        _ => Err(Unhandled("spec: type that is not a name")),
+        _ => Err(Unhandled::SpecTypeNotName),
     }
 }
 
@@ -446,13 +446,13 @@ fn compile_option(
     let kind = kind_of("type")?.unwrap_or(TypeKind::Str);
     let elements = kind_of("elements")?;
     if elements.is_some() && kind != TypeKind::List {
-        return Err(Unhandled("spec: elements without type list"));
+        return Err(Unhandled::SpecElementsWithoutList);
     }
     let required = flag(plain(fields, "required")?)?;
     let no_log = flag(plain(fields, "no_log")?)?;
     let default = plain(fields, "default")?.clone();
     if required && default != Value::None {
-        return Err(Unhandled("spec: required with default"));
+        return Err(Unhandled::SpecRequiredWithDefault);
     }
     let mut option = OptionSpec {
         hash: std::hash::BuildHasher::hash_one(&rustc_hash::FxBuildHasher, name),
@@ -462,14 +462,14 @@ fn compile_option(
         required,
         default,
         choices: choices(plain(fields, "choices")?)?,
-        aliases: names(plain(fields, "aliases")?, "spec: aliases not a list of str")?
+        aliases: names(plain(fields, "aliases")?, Unhandled::SpecAliasesNotStrList)?
             .unwrap_or_default(),
         no_log,
         fallback: fields.contains_key("fallback"),
         removal: removal(fields)?,
         deprecated_aliases: match fields.get("deprecated_aliases") {
             // ansible-core iterates a present value: None is its AliasError (found by fuzzing)
-            Some(Some(Value::None)) => return Err(Unhandled("spec: deprecated_aliases is None")),
+            Some(Some(Value::None)) => return Err(Unhandled::SpecDeprecatedAliasesNone),
             _ => deprecated_aliases(plain(fields, "deprecated_aliases")?)?,
         },
         sub: sub_options(&given, kind, elements, depth)?,
@@ -496,7 +496,7 @@ fn sub_options(
             let mut input = SpecInput::default();
             for (name, option) in options {
                 let Value::Dict(option) = option else {
-                    return Err(Unhandled("spec: option not a dict"));
+                    return Err(Unhandled::SpecOptionNotDict);
                 };
                 input.options.push((
                     name.to_string(),
@@ -509,12 +509,12 @@ fn sub_options(
             made = input;
             &made
         }
-        (None, _) => return Err(Unhandled("spec: options not a dict")),
+        (None, _) => return Err(Unhandled::SpecOptionsNotDict),
     };
     let holds_dicts =
         kind == TypeKind::Dict || (kind == TypeKind::List && elements == Some(TypeKind::Dict));
     if !holds_dicts {
-        return Err(Unhandled("spec: options on an option that is not a dict"));
+        return Err(Unhandled::SpecOptionsOnNonDict);
     }
     let check = |key: &str| plain(fields, key).map(|v| Some(v.clone()));
     let checks = [
@@ -551,13 +551,13 @@ fn removal(fields: &OptionInput) -> Result<Option<Box<Removal>>, Unhandled> {
 }
 
 fn deprecated_aliases(v: &Value) -> Result<Vec<DeprecatedAlias>, Unhandled> {
-    const REASON: &str = "spec: deprecated_aliases not a list of dicts with a str name";
+    const REASON: Unhandled = Unhandled::SpecDeprecatedAliasesMalformed;
     each_entry(v, REASON, |entry| {
         let Value::Dict(d) = entry else {
-            return Err(Unhandled(REASON));
+            return Err(REASON);
         };
         let Some(Value::Str(name)) = d.get("name") else {
-            return Err(Unhandled(REASON));
+            return Err(REASON);
         };
         let get = |k: &str| d.get(k).cloned().unwrap_or(Value::None);
         Ok(DeprecatedAlias {
@@ -573,13 +573,13 @@ fn deprecated_aliases(v: &Value) -> Result<Vec<DeprecatedAlias>, Unhandled> {
 /// anything but a list.
 fn each_entry<T>(
     v: &Value,
-    reason: &'static str,
+    reason: Unhandled,
     each: impl FnMut(&Value) -> Result<T, Unhandled>,
 ) -> Result<Vec<T>, Unhandled> {
     match v {
         Value::None => Ok(Vec::new()),
         Value::List(entries) => entries.iter().map(each).collect(),
-        _ => Err(Unhandled(reason)),
+        _ => Err(reason),
     }
 }
 
@@ -596,26 +596,26 @@ fn choices(v: &Value) -> Result<Option<Vec<Value>>, Unhandled> {
             if printable {
                 Ok(Some(items.clone()))
             } else {
-                Err(Unhandled("spec: choices not all str/int/bool/None"))
+                Err(Unhandled::SpecChoicesNotScalars)
             }
         }
-        _ => Err(Unhandled("spec: choices not a list")),
+        _ => Err(Unhandled::SpecChoicesNotList),
     }
 }
 
 /// A list of str; `None` when absent.
-fn names(v: &Value, reason: &'static str) -> Result<Option<Vec<String>>, Unhandled> {
+fn names(v: &Value, reason: Unhandled) -> Result<Option<Vec<String>>, Unhandled> {
     match v {
         Value::None => Ok(None),
         Value::List(items) => items
             .iter()
             .map(|i| match i {
                 Value::Str(s) => Ok(s.to_string()),
-                _ => Err(Unhandled(reason)),
+                _ => Err(reason),
             })
             .collect::<Result<Vec<_>, _>>()
             .map(Some),
-        _ => Err(Unhandled(reason)),
+        _ => Err(reason),
     }
 }
 
@@ -626,7 +626,7 @@ fn alias_table(options: &[OptionSpec]) -> Result<Vec<(String, usize)>, Unhandled
         .flat_map(|o| &o.deprecated_aliases)
         .any(|d| options.iter().any(|o| *o.name == *d.name));
     if odd_deprecation {
-        return Err(Unhandled("spec: deprecated alias named like an option"));
+        return Err(Unhandled::SpecDeprecatedAliasLikeOption);
     }
     let mut table: Vec<(String, usize)> = Vec::new();
     for (index, option) in options.iter().enumerate() {
@@ -634,7 +634,7 @@ fn alias_table(options: &[OptionSpec]) -> Result<Vec<(String, usize)>, Unhandled
             let clash = options.iter().any(|o| *o.name == **alias)
                 || table.iter().any(|(a, i)| a == alias && *i != index);
             if clash {
-                return Err(Unhandled("spec: alias that is also another name"));
+                return Err(Unhandled::SpecAliasAlsoAnotherName);
             }
             if !table.iter().any(|(a, _)| a == alias) {
                 table.push((alias.clone(), index));
@@ -645,34 +645,33 @@ fn alias_table(options: &[OptionSpec]) -> Result<Vec<(String, usize)>, Unhandled
 }
 
 fn present(v: &Option<Value>) -> Result<&Value, Unhandled> {
-    v.as_ref()
-        .ok_or(Unhandled("spec: check that is not plain data"))
+    v.as_ref().ok_or(Unhandled::SpecCheckNotPlainData)
 }
 
 fn term_groups(v: &Option<Value>) -> Result<Vec<Vec<String>>, Unhandled> {
-    const REASON: &str = "spec: check terms not a list of lists of str";
+    const REASON: Unhandled = Unhandled::SpecCheckTermsNotStrLists;
     each_entry(present(v)?, REASON, |g| match g {
         Value::List(_) => names(g, REASON).map(Option::unwrap_or_default),
-        _ => Err(Unhandled(REASON)),
+        _ => Err(REASON),
     })
 }
 
 fn required_if(v: &Option<Value>) -> Result<Vec<RequiredIf>, Unhandled> {
-    const REASON: &str = "spec: required_if entry not [str, value, [str...], bool?]";
+    const REASON: Unhandled = Unhandled::SpecRequiredIfMalformed;
     each_entry(present(v)?, REASON, |entry| {
         let Value::List(parts) = entry else {
-            return Err(Unhandled(REASON));
+            return Err(REASON);
         };
         let (key, value, reqs, any) = match parts.as_slice() {
             [k, v, r] => (k, v, r, false),
             [k, v, r, Value::Bool(any)] => (k, v, r, *any),
-            _ => return Err(Unhandled(REASON)),
+            _ => return Err(REASON),
         };
         let Value::Str(key) = key else {
-            return Err(Unhandled(REASON));
+            return Err(REASON);
         };
         if value.scalar_text().is_none() || !matches!(reqs, Value::List(_)) {
-            return Err(Unhandled(REASON));
+            return Err(REASON);
         }
         Ok(RequiredIf {
             key: key.to_string(),
@@ -684,19 +683,16 @@ fn required_if(v: &Option<Value>) -> Result<Vec<RequiredIf>, Unhandled> {
 }
 
 fn required_by(v: &Option<Value>) -> Result<Vec<(String, Vec<String>)>, Unhandled> {
-    const REASON: &str = "spec: required_by not a dict of str lists";
+    const REASON: Unhandled = Unhandled::SpecRequiredByMalformed;
     match present(v)? {
         Value::None => Ok(Vec::new()),
         Value::Dict(map) => map
             .iter()
             .map(|(key, value)| match value {
                 Value::Str(single) => Ok((key.to_string(), vec![single.to_string()])),
-                _ => Ok((
-                    key.to_string(),
-                    names(value, REASON)?.ok_or(Unhandled(REASON))?,
-                )),
+                _ => Ok((key.to_string(), names(value, REASON)?.ok_or(REASON)?)),
             })
             .collect(),
-        _ => Err(Unhandled(REASON)),
+        _ => Err(REASON),
     }
 }

@@ -9,7 +9,7 @@ use super::validate::{secret_strings, Context, Descent, NoLogSource, Outcome};
 use super::value::{Params, Value};
 use super::Unhandled;
 
-const NOT_A_DICT: Unhandled = Unhandled("value: sub-option value that is not a dict");
+const NOT_A_DICT: Unhandled = Unhandled::SubOptionNotDict;
 
 impl CompiledSpec {
     /// `_list_no_log_values`: no_log option values, sub-options included (as given: their

@@ -109,7 +109,7 @@ pub(super) struct SharedAlias {
     given: Value,
 }
 
-const ALIASED: Unhandled = Unhandled("value: aliased sub-options list of mixed items");
+const ALIASED: Unhandled = Unhandled::AliasedSubOptionsMixed;
 
 /// Everything a `ValidationResult` holds, for the glue to build one.
 #[derive(Debug, Clone, Default)]
@@ -557,11 +557,7 @@ impl CompiledSpec {
                     NoLogSource::Default,
                     &mut out.no_log_values,
                 )?,
-                _ => {
-                    return Err(Unhandled(
-                        "value: no_log default that is not a str (before 2.22)",
-                    ))
-                }
+                _ => return Err(Unhandled::NoLogDefaultNotStr),
             }
         }
         Ok(insert_option(params, option, option.default.clone()))
@@ -590,7 +586,7 @@ impl CompiledSpec {
             // Kept only for an option whose check returns it as it is, its elements checked.
             return match (option.kind, kept.dict) {
                 (TypeKind::List, false) => Ok(()),
-                _ => Err(Unhandled("value: container kept aside for another type")),
+                _ => Err(Unhandled::KeptContainerOtherType),
             };
         }
         if let (TypeKind::List, Some(kind), Value::List(items)) =
@@ -661,7 +657,7 @@ impl CompiledSpec {
                 }
                 Value::List(kept)
             }
-            (Some(_), _) => return Err(Unhandled("value: elements of a non-list")),
+            (Some(_), _) => return Err(Unhandled::ElementsOfNonList),
             (None, converted) => converted,
         };
         if let Some((_, value)) = params.get_index_mut(slot) {
@@ -701,9 +697,9 @@ pub(super) fn insert_option(params: &mut Params, option: &OptionSpec, value: Val
 }
 
 fn text_of(value: &Value) -> Result<String, Unhandled> {
-    value.scalar_text().ok_or(Unhandled(
-        "value: choice error showing a float or container",
-    ))
+    value
+        .scalar_text()
+        .ok_or(Unhandled::ChoiceErrorShowsFloatOrContainer)
 }
 
 fn check_choices(
@@ -782,7 +778,7 @@ fn single_boolean_choice(choices: &[Value], set: &[&str]) -> Result<Option<Value
                 found.push(s)
             }
             Value::Int(_) | Value::Bool(_) | Value::Float(_) => {
-                return Err(Unhandled("value: True/False against numeric choices"))
+                return Err(Unhandled::BoolAgainstNumericChoices)
             }
             _ => {}
         }
@@ -801,14 +797,14 @@ pub(super) fn secret_strings(
         Value::Str(s) if !s.is_empty() => into.push(NoLogValue::new(s, found)),
         Value::Str(_) | Value::None | Value::Bool(_) => {}
         Value::Int(i) => into.push(NoLogValue::new(&i.to_string(), NoLogSource::Plain)),
-        Value::Float(_) => return Err(Unhandled("value: no_log float")),
+        Value::Float(_) => return Err(Unhandled::NoLogFloat),
         Value::List(items) => items
             .iter()
             .try_for_each(|i| secret_strings(i, found, into))?,
         Value::Dict(map) => map
             .values()
             .try_for_each(|v| secret_strings(v, found, into))?,
-        Value::Kept(_) => return Err(Unhandled("value: no_log container kept aside")),
+        Value::Kept(_) => return Err(Unhandled::NoLogKeptContainer),
     }
     Ok(())
 }

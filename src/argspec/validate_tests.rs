@@ -101,7 +101,7 @@ fn errors_in_ansible_core_order() {
         )
         .unwrap_err();
     // "many" is not plain digits: int() of it is left to ansible-core.
-    assert_eq!(out, Unhandled("value: str to int beyond plain digits"));
+    assert_eq!(out, Unhandled::StrToIntBeyondDigits);
     let out = sample()
         .validate(
             params(&[
@@ -151,7 +151,7 @@ fn unhandled_specs_name_their_reason() {
     )]);
     assert_eq!(
         CompiledSpec::compile(&sub).unwrap_err(),
-        Unhandled("spec: options on an option that is not a dict")
+        Unhandled::SpecOptionsOnNonDict
     );
     let both = spec(vec![(
         "a",
@@ -159,13 +159,13 @@ fn unhandled_specs_name_their_reason() {
     )]);
     assert_eq!(
         CompiledSpec::compile(&both).unwrap_err(),
-        Unhandled("spec: required with default")
+        Unhandled::SpecRequiredWithDefault
     );
     let mut callable = spec(vec![("a", option(&[]))]);
     callable.options[0].1.insert("type".into(), None);
     assert_eq!(
         CompiledSpec::compile(&callable).unwrap_err(),
-        Unhandled("spec: callable type")
+        Unhandled::SpecCallableType
     );
 }
 

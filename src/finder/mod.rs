@@ -81,6 +81,8 @@ pub enum Fallback {
     CompileWarning,
     /// ModuleDepFinder itself raises on this file (a relative import it cannot resolve).
     FinderError,
+    /// The scan failed inside (a panic, which the extension catches); never returned here.
+    InternalError,
 }
 
 impl Fallback {
@@ -96,6 +98,7 @@ impl Fallback {
             Fallback::TooDeep => "too_deep",
             Fallback::CompileWarning => "compile_warning",
             Fallback::FinderError => "finder_error",
+            Fallback::InternalError => "internal_error",
         }
     }
 }

@@ -14,11 +14,15 @@
 //! - `cpython`: every read of a CPython object's layout, every slot call and every C-API call
 //!   on borrowed references, each with its SAFETY note and the probe that guards it.  No other
 //!   module here reads an object's fields or calls a slot.
+//!
+//! Beside them, `answer`: the one shape of an entry point's answer when it may leave a call
+//! to ansible-core (done, declined, or given up with what it hands over).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use pyo3::prelude::*;
 
+mod answer;
 mod argspec;
 mod convert;
 mod cpython;

@@ -342,8 +342,8 @@ def _recursive_finder_2_19(walk: _Walk, original: t.Callable):
         try:
             _finder_write.write_found(walk, found, zf, date_time, extension_manager, None, closure)
         except closure_memo.SourcesGone:
-            _counters.fallback(PATH, "sources_gone")
-            return original(name, module_fqn, module_data, zf, date_time, extension_manager)
+            args = (name, module_fqn, module_data, zf, date_time, extension_manager)
+            return _counters.call_original(PATH, "sources_gone", original, *args)
         _count_from_disk(closure)
         return metadata
 
@@ -361,8 +361,8 @@ def _recursive_finder_2_21(walk: _Walk, original: t.Callable):
         except closure_memo.SourcesGone:
             # (a file of a closure taken from disk unread, gone before it could be read:
             # nothing is in zf yet, and ansible-core's walk gives its own answer)
-            _counters.fallback(PATH, "sources_gone")
-            return original(name, module_fqn, module_data, zf, date_time, extension_manager)
+            args = (name, module_fqn, module_data, zf, date_time, extension_manager)
+            return _counters.call_original(PATH, "sources_gone", original, *args)
         _count_from_disk(closure)
         if embeds:
             _finder_write.write_embeds(mc, embeds, zf, date_time, written)

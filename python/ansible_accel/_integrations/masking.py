@@ -143,8 +143,10 @@ def _native_mask_string(original: t.Callable[..., str], accel: t.Any) -> t.Calla
             lambda: masked_natively(self, value, mask_placeholder),
         )
         if not native:
-            _counters.fallback(_PATH, "masker without the native matcher")
-            return original(self, value, mask_placeholder=mask_placeholder, acquire_lock=acquire_lock)
+            return _counters.call_original(
+                _PATH, "masker without the native matcher", original, self, value,
+                mask_placeholder=mask_placeholder, acquire_lock=acquire_lock,
+            )
         _counters.native(_PATH)
         return result
 

@@ -98,8 +98,8 @@ def _open_zipfile(
             else:
                 _counters.extra(PATH, "deflated by the interpreter's zlib")
         return _CountedPayloadZipFile(file, compression, cache_dir=cache_dir)
-    _counters.fallback(PATH, reason)
-    return zipfile.ZipFile(file, mode, compression, allowZip64, compresslevel, **kwargs)
+    args = (file, mode, compression, allowZip64, compresslevel)
+    return _counters.call_original(PATH, reason, zipfile.ZipFile, *args, **kwargs)
 
 
 def _shared_cache_dir() -> str | None:

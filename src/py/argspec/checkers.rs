@@ -45,7 +45,7 @@ impl CoreCheckers<'_, '_> {
 
 impl Delegate for CoreCheckers<'_, '_> {
     fn fallbacks(&self, source: usize, params: &Params) -> Result<FallbackValues, Unhandled> {
-        const FAILED: Unhandled = Unhandled("value: fallback raised");
+        const FAILED: Unhandled = Unhandled::FallbackRaised;
         let py = self.py;
         let spec = self.sub_specs.get(source).ok_or(FAILED)?.bind(py);
         let dict = params_to_python(py, params).map_err(|_| FAILED)?;
@@ -66,7 +66,7 @@ impl Delegate for CoreCheckers<'_, '_> {
         for item in found.try_iter().map_err(|_| FAILED)? {
             let item = item.map_err(|_| FAILED)?;
             if !is_exact_or_tagged(&item, Base::Str) {
-                return Err(Unhandled("value: no_log fallback value that is not a str"));
+                return Err(Unhandled::NoLogFallbackNotStr);
             }
             let text = item.extract::<String>().map_err(|_| FAILED)?;
             // An exact str: a tagged one is refused below.
@@ -82,7 +82,7 @@ impl Delegate for CoreCheckers<'_, '_> {
         if take_saw_tagged() {
             // The result would hold the tagged object itself, which the Python side only
             // finds for the top level's fallbacks.
-            return Err(Unhandled("value: tagged fallback value inside options"));
+            return Err(Unhandled::TaggedFallbackInOptions);
         }
         SAW_TAGGED.with(|saw| saw.set(saw_tagged));
         Ok((added, secrets))
@@ -96,7 +96,7 @@ impl Delegate for CoreCheckers<'_, '_> {
         name: &str,
         given_as: &str,
     ) -> Converted {
-        const UNTAGGED: Unhandled = Unhandled("value: tagged value for a callable type");
+        const UNTAGGED: Unhandled = Unhandled::TaggedForCallableType;
         let TypeKind::Callable(_) = kind else {
             return self.convert(kind, value, why);
         };
@@ -122,11 +122,11 @@ impl Delegate for CoreCheckers<'_, '_> {
     }
 
     fn convert(&self, kind: TypeKind, value: &Value, _why: Unhandled) -> Converted {
-        const FAILED: Unhandled = Unhandled("value: ansible-core's checker failed unexpectedly");
+        const FAILED: Unhandled = Unhandled::CheckerFailed;
         if matches!(kind, TypeKind::Callable(_))
             && (self.spec_tagged || SAW_TAGGED.with(|saw| saw.get()))
         {
-            return Err(Unhandled("value: tagged value for a callable type"));
+            return Err(Unhandled::TaggedForCallableType);
         }
         let given = to_python(self.py, value).map_err(|_| FAILED)?;
         self.call_checker(kind, given, None)
@@ -141,7 +141,7 @@ impl CoreCheckers<'_, '_> {
         given: Bound<'_, PyAny>,
         kept: Option<&str>,
     ) -> Converted {
-        const FAILED: Unhandled = Unhandled("value: ansible-core's checker failed unexpectedly");
+        const FAILED: Unhandled = Unhandled::CheckerFailed;
         let checker = match kind {
             TypeKind::Callable(i) => self.callables.get(i).ok_or(FAILED)?.bind(self.py).clone(),
             _ => self.validators.get_item(kind.name()).map_err(|_| FAILED)?,
@@ -149,7 +149,7 @@ impl CoreCheckers<'_, '_> {
         match checker.call1((given,)) {
             Ok(converted) => {
                 let value = to_value(&converted, Mode::Params, 0)
-                    .map_err(|_| Unhandled("value: checker result not plain data"))?;
+                    .map_err(|_| Unhandled::CheckerResultNotPlainData)?;
                 if let Some(name) = kept {
                     self.returned
                         .borrow_mut()
@@ -166,7 +166,7 @@ impl CoreCheckers<'_, '_> {
             }
             Err(e) => {
                 self.keep_interrupt(e);
-                Err(Unhandled("value: checker raised another exception"))
+                Err(Unhandled::CheckerRaisedOther)
             }
         }
     }

@@ -6,13 +6,14 @@ use pyo3::types::{PyDict, PyString};
 
 use super::{guard, CompiledArgSpec};
 use crate::argspec::{CompiledSpec, CoreFlavor, SpecInput, Unhandled, OPTION_KEYS};
+use crate::py::answer::Answer;
 use crate::py::convert::containers::MAX_DEPTH;
 use crate::py::convert::tagged::{is_exact_or_tagged, take_saw_tagged, Base};
 use crate::py::convert::values::{to_value, Mode};
 
 /// `getattr(f, '__name__', str(type(f)))`, as ansible-core names a callable type.
 pub(super) fn callable_name(f: &Bound<'_, PyAny>) -> Result<String, Unhandled> {
-    const REASON: Unhandled = Unhandled("spec: callable type without a printable name");
+    const REASON: Unhandled = Unhandled::SpecCallableTypeUnnamed;
     let py = f.py();
     let name = match f.getattr("__name__") {
         Ok(name) => name.str(),
@@ -77,33 +78,31 @@ pub(super) fn options_input(
     depth: usize,
 ) -> Result<(), Unhandled> {
     if depth > MAX_DEPTH {
-        return Err(Unhandled("spec: options nested too deeply"));
+        return Err(Unhandled::SpecOptionsNestedTooDeeply);
     }
     if !is_exact_or_tagged(spec, Base::Dict) {
-        return Err(Unhandled("spec: not a dict"));
+        return Err(Unhandled::SpecNotDict);
     }
-    let spec = spec
-        .cast::<PyDict>()
-        .map_err(|_| Unhandled("spec: not a dict"))?;
+    let spec = spec.cast::<PyDict>().map_err(|_| Unhandled::SpecNotDict)?;
     for (name_object, option) in spec.iter() {
         if !is_exact_or_tagged(&name_object, Base::Str) {
-            return Err(Unhandled("spec: option name not a str"));
+            return Err(Unhandled::SpecOptionNameNotStr);
         }
         let name_object = name_object
             .cast::<PyString>()
-            .map_err(|_| Unhandled("spec: option name not a str"))?;
+            .map_err(|_| Unhandled::SpecOptionNameNotStr)?;
         let name: String = name_object
             .extract()
-            .map_err(|_| Unhandled("spec: option name with surrogates"))?;
+            .map_err(|_| Unhandled::SpecOptionNameSurrogates)?;
         if let Some(names) = names.as_deref_mut() {
             names.push(name_object.clone().unbind());
         }
         if !is_exact_or_tagged(&option, Base::Dict) {
-            return Err(Unhandled("spec: option not a dict"));
+            return Err(Unhandled::SpecOptionNotDict);
         }
         let option = option
             .cast::<PyDict>()
-            .map_err(|_| Unhandled("spec: option not a dict"))?;
+            .map_err(|_| Unhandled::SpecOptionNotDict)?;
         if let Some(defaults) = defaults.as_deref_mut() {
             defaults.push(None);
         }
@@ -126,9 +125,7 @@ fn option_fields(
     let at = input.options.len();
     let mut fields = crate::argspec::OptionInput::default();
     for (key, value) in option.iter() {
-        let key: String = key
-            .extract()
-            .map_err(|_| Unhandled("spec: option key not a str"))?;
+        let key: String = key.extract().map_err(|_| Unhandled::SpecOptionKeyNotStr)?;
         if key == "default" {
             if let Some(slot) = default.as_deref_mut() {
                 *slot = Some(value.clone().unbind());
@@ -228,13 +225,13 @@ pub(super) fn argspec_compile<'py>(
             no_log_default_strings,
         };
         let compiled = compile_object(py, sources, flavor, type_validators)?;
-        Ok(compiled_or_reason(py, compiled))
+        compiled_or_reason(py, compiled)
     })
 }
 
 /// A compiled spec as the Python object the glue hands out, or the reason the spec is left
 /// to ansible-core.
-pub(super) type Compiled = Result<Py<CompiledArgSpec>, &'static str>;
+pub(super) type Compiled = Result<Py<CompiledArgSpec>, Unhandled>;
 
 /// `compile_sources`, the compiled spec made a Python object.
 pub(super) fn compile_object(
@@ -245,17 +242,18 @@ pub(super) fn compile_object(
 ) -> PyResult<Compiled> {
     Ok(match compile_sources(sources, flavor, type_validators) {
         Ok(compiled) => Ok(Py::new(py, compiled)?),
-        Err(Unhandled(reason)) => Err(reason),
+        Err(why) => Err(why),
     })
 }
 
 /// What Python is answered for a spec: its compiled form, or the reason (str) it is left to
 /// ansible-core.
-pub(super) fn compiled_or_reason(py: Python<'_>, compiled: Compiled) -> Bound<'_, PyAny> {
+pub(super) fn compiled_or_reason(py: Python<'_>, compiled: Compiled) -> PyResult<Bound<'_, PyAny>> {
     match compiled {
-        Ok(compiled) => compiled.into_bound(py).into_any(),
-        Err(reason) => PyString::new(py, reason).into_any(),
+        Ok(compiled) => Answer::Done(compiled.into_bound(py).into_any()),
+        Err(why) => Answer::Declined(Some(why)),
     }
+    .into_python(py)
 }
 
 /// A spec and its five checks (in `ArgumentSpecValidator` attribute order) compiled.
@@ -280,8 +278,8 @@ fn compile_sources(
     let tagged = take_saw_tagged();
     let validators = type_validators.unbind();
     let defaults = default_objects(argument_spec, &names);
-    let alias_map = alias_map(argument_spec.py(), &spec, &names)
-        .map_err(|_| Unhandled("spec: native compile error"))?;
+    let alias_map =
+        alias_map(argument_spec.py(), &spec, &names).map_err(|_| Unhandled::SpecCompileError)?;
     let (sub_names, sub_defaults) = sub_options
         .into_iter()
         .map(|o| (o.names.into_boxed_slice(), o.defaults.into_boxed_slice()))

@@ -68,8 +68,11 @@ fn source_names(py: Python<'_>) -> [&Bound<'_, PyString>; 6] {
     ]
 }
 
+/// How [`ArgspecFastPath::validate`] answers (the module text says what Python receives).
+type Answer<'py> = crate::py::answer::Answer<'py, Unhandled>;
+
 /// A validator's compiled spec and its `argument_spec` object, or why it is not compiled.
-type Found<'py> = Result<(Py<CompiledArgSpec>, Bound<'py, PyAny>), &'static str>;
+type Found<'py> = Result<(Py<CompiledArgSpec>, Bound<'py, PyAny>), Unhandled>;
 
 struct Entry {
     snapshot: Snapshot,
@@ -198,7 +201,7 @@ impl ArgspecFastPath {
         validator: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         guard("argspec compile", || {
-            Ok(compiled_or_reason(py, self.lookup(validator)?))
+            compiled_or_reason(py, self.lookup(validator)?)
         })
     }
 
@@ -232,7 +235,8 @@ impl ArgspecFastPath {
             required_by,
         ];
         guard("argspec validate", || {
-            self.validate_call(py, sources, parameters, validators, set_fallbacks)
+            self.validate_call(py, sources, parameters, validators, set_fallbacks)?
+                .into_python(py)
         })
     }
 }
@@ -253,13 +257,13 @@ impl ArgspecFastPath {
             match validator.getattr(name) {
                 Ok(value) => *slot = Some(value),
                 Err(e) if e.is_instance_of::<pyo3::exceptions::PyAttributeError>(py) => {
-                    return Ok(Err("spec: validator without its usual attributes"))
+                    return Ok(Err(Unhandled::SpecUnusualValidator))
                 }
                 Err(e) => return Err(e),
             }
         }
         let [Some(a), Some(b), Some(c), Some(d), Some(e), Some(f)] = slots else {
-            return Ok(Err("spec: validator without its usual attributes"));
+            return Ok(Err(Unhandled::SpecUnusualValidator));
         };
         self.lookup_sources([a, b, c, d, e, f])
     }
@@ -281,7 +285,7 @@ impl ArgspecFastPath {
             }
         }
         let Some(snapshot) = Snapshot::take(py, &roots) else {
-            return Ok(Err("spec: nested too deeply"));
+            return Ok(Err(Unhandled::SpecNestedTooDeeply));
         };
         let validators = self.validators_seen.bind(py).clone();
         let compiled = compile_object(py, roots, self.flavor.clone(), validators)?;
@@ -335,26 +339,25 @@ impl ArgspecFastPath {
         parameters: &Bound<'py, PyAny>,
         validators: &Bound<'py, PyAny>,
         set_fallbacks: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let none = || Ok(py.None().into_bound(py));
+    ) -> PyResult<Answer<'py>> {
         let Ok(dict) = parameters.cast_exact::<PyDict>() else {
-            return none();
+            return Ok(Answer::Declined(None));
         };
         if !self.direct || !self.validators_unchanged(validators)? {
-            return none();
+            return Ok(Answer::Declined(None));
         }
         let (compiled, argument_spec) = match self.lookup_sources(sources)? {
             Ok((compiled, spec)) => (compiled.into_bound(py), spec),
-            Err(_) => return none(),
+            Err(_) => return Ok(Answer::Declined(None)),
         };
         let compiled = compiled.get();
         if compiled.tagged {
-            return none();
+            return Ok(Answer::Declined(None));
         }
         take_saw_tagged();
         let (mut params, kept) = match compiled.prepare_keeping(dict) {
             Ok(prepared) if !take_saw_tagged() => prepared,
-            _ => return none(),
+            _ => return Ok(Answer::Declined(None)),
         };
         // ansible-core's own set_fallbacks first, as its validate() does, on a copy (made
         // only when a fallback set something: else the caller's dict is read in its place).
@@ -381,7 +384,7 @@ impl ArgspecFastPath {
         spec: Bound<'py, PyAny>,
         set_fallbacks: &Bound<'py, PyAny>,
         params: &mut Params,
-    ) -> PyResult<ControlFlow<Bound<'py, PyAny>, FallbacksRan<'py>>> {
+    ) -> PyResult<ControlFlow<Answer<'py>, FallbacksRan<'py>>> {
         let py = dict.py();
         let trusted = self.trusted_set_fallbacks.get(py).is_some_and(|trusted| {
             trusted
@@ -420,9 +423,10 @@ impl ArgspecFastPath {
         let found = match found {
             Ok(found) => found,
             Err(e) if e.is_instance_of::<PyException>(py) => {
-                let reason = PyString::new(py, "value: fallback raised");
-                let answer = (reason, py.None(), e.value(py)).into_pyobject(py)?;
-                return Ok(ControlFlow::Break(answer.into_any()));
+                // ansible-core's validate meets the exception again.
+                let handed = [py.None().into_bound(py), e.value(py).clone().into_any()];
+                let answer = Answer::GaveUp(Unhandled::FallbackRaised, handed);
+                return Ok(ControlFlow::Break(answer));
             }
             Err(e) => return Err(e),
         };
@@ -451,26 +455,25 @@ impl ArgspecFastPath {
         params: Params,
         ran: Option<FallbacksRan<'py>>,
         kept: &[Py<PyAny>],
-    ) -> PyResult<Bound<'py, PyAny>> {
+    ) -> PyResult<Answer<'py>> {
         let py = dict.py();
         let checked = ran
             .as_ref()
             .map_or(parameters.clone(), |ran| ran.given.clone().into_any());
         let outcome = match compiled.run(py, &checked, params, true)?.0 {
             Ok(out) if !take_saw_tagged() => Ok(out),
-            Ok(_) => Err(Unhandled("value: tagged value from a checker")),
+            Ok(_) => Err(Unhandled::TaggedFromChecker),
             Err(reason) => Err(reason),
         };
         let out = match (outcome, &ran) {
             (Ok(out), _) => out,
             // User code (a callable as type) may have run: ansible-core's validate is given
             // the call directly rather than the long way trying the core again.
-            (Err(Unhandled(reason)), None) => {
-                return Ok((PyString::new(py, reason), parameters, PyTuple::empty(py))
-                    .into_pyobject(py)?
-                    .into_any())
+            (Err(why), None) => {
+                let handed = [parameters.clone(), PyTuple::empty(py).into_any()];
+                return Ok(Answer::GaveUp(why, handed));
             }
-            (Err(Unhandled(reason)), Some(ran)) => return ran.gave_up(dict, reason),
+            (Err(why), Some(ran)) => return ran.gave_up(dict, why),
         };
         let given = ran.as_ref().map_or(dict, |ran| &ran.given);
         let result = self.build_result(
@@ -482,7 +485,7 @@ impl ArgspecFastPath {
             kept,
         )?;
         NATIVE_CALLS.fetch_add(1, Ordering::Relaxed);
-        Ok(result)
+        Ok(Answer::Done(result))
     }
 
     /// The attributes of the `ValidationResult` holding the core's outcome, with the side
@@ -696,20 +699,14 @@ struct FallbacksRan<'py> {
 impl<'py> FallbacksRan<'py> {
     /// The answer when the core gives up after the fallbacks ran: the reason, the fallbacks'
     /// results and their no_log values, which ansible-core's validate then replays.
-    fn gave_up(&self, dict: &Bound<'py, PyDict>, reason: &str) -> PyResult<Bound<'py, PyAny>> {
-        let py = dict.py();
+    fn gave_up(&self, dict: &Bound<'py, PyDict>, why: Unhandled) -> PyResult<Answer<'py>> {
         // A dict of its own: the caller's dict itself would read as "no fallback ran".
-        let handed_back = match self.given.is(dict) {
+        let given = match self.given.is(dict) {
             true => dict.copy()?,
             false => self.given.clone(),
         };
-        Ok((
-            PyString::new(py, reason),
-            handed_back,
-            found_set(py, &self.found)?,
-        )
-            .into_pyobject(py)?
-            .into_any())
+        let found = found_set(dict.py(), &self.found)?;
+        Ok(Answer::GaveUp(why, [given.into_any(), found]))
     }
 }
 
@@ -723,7 +720,7 @@ fn take_added<'py>(
     added: Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>,
     skip_given: bool,
     params: &mut Params,
-) -> PyResult<Result<(), &'static str>> {
+) -> PyResult<Result<(), Unhandled>> {
     // Whether a fallback added a dict or list: only one of those can be shared (the
     // caller's parameters were found sharing none).
     let mut added_container = false;
@@ -737,7 +734,7 @@ fn take_added<'py>(
             || value.is_exact_instance_of::<PyInt>()
             || value.is_exact_instance_of::<PyFloat>());
         let Ok(key) = key.extract::<String>() else {
-            return Ok(Err("value: str with surrogates"));
+            return Ok(Err(Unhandled::StrWithSurrogates));
         };
         match to_value(&value, Mode::Params, 1) {
             // An option's name (as a fallback sets): its own key, its hash known.
@@ -749,17 +746,17 @@ fn take_added<'py>(
                     params.insert(key.into(), value);
                 }
             },
-            Err(Unhandled(reason)) => return Ok(Err(reason)),
+            Err(why) => return Ok(Err(why)),
         };
     }
     if take_saw_tagged() {
-        return Ok(Err("value: tagged fallback value"));
+        return Ok(Err(Unhandled::TaggedFallback));
     }
     if added_container
         && compiled.spec.has_sub_options()
         && shares_containers(given.as_any(), &mut Default::default(), 0)
     {
-        return Ok(Err("value: container shared between parameters"));
+        return Ok(Err(Unhandled::SharedContainer));
     }
     Ok(Ok(()))
 }

@@ -6,6 +6,7 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
+use super::answer::Answer;
 use super::convert::containers::SeenContainers;
 use super::convert::kept::{self, KeptAside};
 use super::convert::tagged::{self, is_exact_or_tagged, take_saw_tagged, Base};
@@ -198,7 +199,7 @@ impl CompiledArgSpec {
             };
             let outcome = match params {
                 Some(dict) => self.prepare(dict),
-                None => Err(Unhandled("value: parameters not a dict")),
+                None => Err(Unhandled::ParametersNotDict),
             };
             let (outcome, returned) = match outcome {
                 Ok(params) => self.run(py, parameters, params, false)?,
@@ -206,7 +207,7 @@ impl CompiledArgSpec {
             };
             let out = match outcome {
                 Ok(out) => out,
-                Err(Unhandled(reason)) => return Ok(PyString::new(py, reason).into_any()),
+                Err(why) => return Answer::Declined(Some(why)).into_python(py),
             };
             let errors: Vec<(&str, &str)> = out
                 .errors

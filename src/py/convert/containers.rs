@@ -8,7 +8,7 @@ pub(crate) const MAX_DEPTH: usize = 64;
 
 /// Why a list or dict met twice is refused: ansible-core's deep copy keeps such sharing, which
 /// the engine's values cannot.
-pub(crate) const SHARED: Unhandled = Unhandled("value: container shared between parameters");
+pub(crate) const SHARED: Unhandled = Unhandled::SharedContainer;
 
 /// The containers met so far: a short array searched in order (parameters hold a few; no
 /// allocation), a hash set past that.

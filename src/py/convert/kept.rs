@@ -68,9 +68,7 @@ impl KeptAside {
                 }
             }
         }
-        let len = obj
-            .len()
-            .map_err(|_| Unhandled("value: container without a length"))?;
+        let len = obj.len().map_err(|_| Unhandled::ContainerWithoutLength)?;
         let slot = self.0.len();
         if let Some(mut count) = KEPT_COUNT.get_mut(obj.py()) {
             *count += 1;

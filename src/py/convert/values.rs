@@ -49,9 +49,9 @@ pub(crate) fn to_value_for(
     sub: Option<&CompiledSpec>,
     keep: &mut Option<KeptAside>,
 ) -> Result<Value, Unhandled> {
-    const NOT_PLAIN: Unhandled = Unhandled("value: not plain builtin data");
+    const NOT_PLAIN: Unhandled = Unhandled::NotPlainData;
     if depth > MAX_DEPTH {
-        return Err(Unhandled("value: nested too deeply"));
+        return Err(Unhandled::NestedTooDeeply);
     }
     if obj.is_none() {
         return Ok(Value::None);
@@ -80,11 +80,11 @@ pub(crate) fn to_value_for(
             .ok()
             .and_then(|s| s.to_str().ok())
             .map(|s| Value::Str(s.into()))
-            .ok_or(Unhandled("value: str with surrogates")),
+            .ok_or(Unhandled::StrWithSurrogates),
         Base::Int => obj
             .extract::<i64>()
             .map(Value::Int)
-            .map_err(|_| Unhandled("value: int beyond 64 bits")),
+            .map_err(|_| Unhandled::IntBeyond64Bits),
         Base::Float => obj
             .extract::<f64>()
             .map(Value::Float)
@@ -178,7 +178,7 @@ pub(crate) fn to_params_with_room(
     seen: &mut Option<SeenContainers>,
     keep: &mut Option<KeptAside>,
 ) -> Result<Params, Unhandled> {
-    const SURROGATES: Unhandled = Unhandled("value: str with surrogates");
+    const SURROGATES: Unhandled = Unhandled::StrWithSurrogates;
     if let Some(seen) = seen {
         if !seen.insert(dict.as_ptr() as usize) {
             return Err(SHARED);
@@ -187,7 +187,7 @@ pub(crate) fn to_params_with_room(
     let mut params = Params::with_capacity_and_hasher(dict.len().max(room), Default::default());
     for (key, value) in dict.iter() {
         if !is_exact_or_tagged(&key, Base::Str) {
-            return Err(Unhandled("value: dict key that is not a str"));
+            return Err(Unhandled::DictKeyNotStr);
         }
         let text = key.cast::<PyString>().map_err(|_| SURROGATES)?;
         let text = text.to_str().map_err(|_| SURROGATES)?;

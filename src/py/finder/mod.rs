@@ -9,7 +9,8 @@ use std::path::PathBuf;
 mod record;
 
 use crate::finder::stamps::{Stamp, StampSet};
-use crate::finder::{self, ImportScan, NameParts, Reach, ScanOptions, Source};
+use crate::finder::{self, Fallback, ImportScan, NameParts, Reach, ScanOptions, Source};
+use crate::py::answer::Answer;
 
 /// The source as ModuleDepFinder receives it, held so the GIL can be released.
 enum OwnedSource {
@@ -44,9 +45,7 @@ fn scan_imports<'py>(
         match text.extract::<PyBackedStr>() {
             Ok(text) => OwnedSource::Text(text),
             // Lone surrogates: compile() raises its own error; let it.
-            Err(_) => {
-                return Ok(PyString::new(py, finder::Fallback::InvalidUtf8.reason()).into_any())
-            }
+            Err(_) => return Answer::Declined(Some(Fallback::InvalidUtf8)).into_python(py),
         }
     } else {
         return Err(pyo3::exceptions::PyTypeError::new_err(format!(
@@ -67,11 +66,12 @@ fn scan_imports<'py>(
         };
         std::panic::catch_unwind(|| finder::scan_imports(source, &fqn, is_pkg_init, &options))
     });
-    match outcome {
-        Ok(Ok(scan)) => Ok(scan_to_python(py, &scan)?.into_any()),
-        Ok(Err(fallback)) => Ok(PyString::new(py, fallback.reason()).into_any()),
-        Err(_) => Ok(PyString::new(py, "internal_error").into_any()),
-    }
+    let answer = match outcome {
+        Ok(Ok(scan)) => Answer::Done(scan_to_python(py, &scan)?.into_any()),
+        Ok(Err(fallback)) => Answer::Declined(Some(fallback)),
+        Err(_) => Answer::Declined(Some(Fallback::InternalError)),
+    };
+    answer.into_python(py)
 }
 
 fn scan_to_python<'py>(py: Python<'py>, scan: &ImportScan) -> PyResult<Bound<'py, PyTuple>> {

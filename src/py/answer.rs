@@ -1,0 +1,57 @@
+//! How a native entry point answers Python when it may leave a call to ansible-core's own
+//! code: done, declined before any user code ran, or given up after user code ran, with what
+//! it hands over.  An engine's reasons are a typed enum ([`Reason`]); Python receives the
+//! reason's text, which the Python side counts under the path in `status()`.
+//!
+//! Entry points that give up only on an internal failure (payload, masking, no_log) raise
+//! their engine's exception instead, through `catching_panics`.
+
+use pyo3::prelude::*;
+use pyo3::types::PyString;
+
+use crate::argspec::Unhandled;
+use crate::finder::Fallback;
+
+/// An engine's typed reason for leaving a call to ansible-core.
+pub(crate) trait Reason: Copy {
+    /// The text counted in `status()`.
+    fn text(self) -> &'static str;
+}
+
+impl Reason for Fallback {
+    fn text(self) -> &'static str {
+        self.reason()
+    }
+}
+
+impl Reason for Unhandled {
+    fn text(self) -> &'static str {
+        self.reason()
+    }
+}
+
+/// One call's answer, made a Python value by [`Answer::into_python`].
+pub(crate) enum Answer<'py, Why> {
+    /// Answered natively: Python receives this value (never a `str`).
+    Done(Bound<'py, PyAny>),
+    /// Not taken, before any user code ran: Python receives the reason as a `str`, or `None`
+    /// where the caller finds the reason itself.
+    Declined(Option<Why>),
+    /// Given up after user code may have run: Python receives `(reason, *handed)`, what
+    /// ansible-core's own code is handed so that the user code does not run twice.
+    GaveUp(Why, [Bound<'py, PyAny>; 2]),
+}
+
+impl<'py, Why: Reason> Answer<'py, Why> {
+    pub(crate) fn into_python(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        match self {
+            Answer::Done(value) => Ok(value),
+            Answer::Declined(Some(why)) => Ok(PyString::new(py, why.text()).into_any()),
+            Answer::Declined(None) => Ok(py.None().into_bound(py)),
+            Answer::GaveUp(why, [first, second]) => {
+                let reason = PyString::new(py, why.text());
+                Ok((reason, first, second).into_pyobject(py)?.into_any())
+            }
+        }
+    }
+}
