@@ -122,8 +122,9 @@ class Sshd:
     """A private sshd on loopback; see the module's docstring."""
 
     def __init__(self, addresses: int = 1, user: str | None = None, base: str | None = None, cgroup: bool = True,
-                 skip_bashrc: bool = True, detach: bool = False):
+                 skip_bashrc: bool = True, detach: bool = False, config: tuple[str, ...] = ()):
         self.skip_bashrc = skip_bashrc
+        self.extra_config = list(config)  # more sshd_config lines (e.g. "DisableForwarding yes")
         self.detach = detach  # sshd daemonises: not a child of this process (for a subreaper's accounting)
         self.pid: int | None = None
         ensure_openssh_server()
@@ -190,7 +191,7 @@ class Sshd:
             # on each SSH command.  A shell starting at level 2 skips that file.
             lines.append("SetEnv SHLVL=1")
         with open(self.config, "w") as handle:
-            handle.write("\n".join(lines) + "\n")
+            handle.write("\n".join(lines + self.extra_config) + "\n")
 
     def _start(self) -> None:
         with open(self.host_key + ".pub") as handle:

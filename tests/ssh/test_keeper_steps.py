@@ -188,3 +188,41 @@ def test_a_keeper_whose_steps_socket_is_gone(sshd, host_interpreters, tmp_path, 
     assert events["keeper: mkdtemp"] == 3 * 2, events  # the second and third tasks', none after
     assert events["keeper: the directory removed"] == 3 * 2, events  # the first and second tasks'
     assert [name for name in os.listdir(remote_tmp) if name.startswith("ansible-tmp-")] == []
+
+
+def test_a_server_that_forwards_nothing(host_interpreters, tmp_path, remote_tmp):
+    """An sshd with ``DisableForwarding yes``: the forward is made (by the client's master) but
+    the server refuses each connection through it; the first step finds no keeper answering,
+    every step runs as an SSH command, the results are plain ansible-core's."""
+    import _sshd
+
+    play = "- hosts: all\n  gather_facts: false\n  tasks:\n" + "    - ping:\n" * 3 + \
+        "    - copy: {content: \"one\\n\", dest: \"{{ work }}/{{ inventory_hostname }}.txt\"}\n" + \
+        "    - file: {path: \"{{ work }}/{{ inventory_hostname }}.txt\", state: absent}\n"
+    with _sshd.Sshd(addresses=3, config=("DisableForwarding yes",)) as server:
+        plain, _, _ = run_playbook(server, host_interpreters, tmp_path, accel=False, pipelining=False, play_text=play,
+                                   remote_tmp=remote_tmp)
+        fast, stats, _ = run_playbook(server, host_interpreters, tmp_path, accel=True, pipelining=False,
+                                      play_text=play, remote_tmp=remote_tmp)
+    assert fast == plain, "\n".join(_differences(plain, fast)[:20])
+    remote = stats["run"]["paths"]["remote_runner"]
+    events = remote["events"]
+    print(f"\nremote runner: {json.dumps(remote, sort_keys=True)}")
+    assert remote["native"] == 3 * 6, remote  # the modules still run in the hosts' runners
+    assert events["keeper apart: the keeper did not answer"] == 3, events
+    assert [event for event in events if event.startswith("keeper: ")] == ["keeper: forward made"], events
+    assert [name for name in os.listdir(remote_tmp) if name.startswith("ansible-tmp-")] == []
+
+
+def test_no_forward_when_the_steps_are_switched_off(sshd, host_interpreters, tmp_path, remote_tmp):
+    """``ANSIBLE_ACCEL_REMOTE_STEPS=0``: no forward is made to the keepers (with the steps on,
+    one per host), the steps are SSH commands."""
+    play = "- hosts: all\n  gather_facts: false\n  tasks:\n" + "    - ping:\n" * 2
+    found = {}
+    for steps in ("0", "1"):
+        _, stats, _ = run_playbook(sshd, host_interpreters, tmp_path, accel=True, pipelining=False, play_text=play,
+                                   remote_tmp=remote_tmp, extra_env={"ANSIBLE_ACCEL_REMOTE_STEPS": steps})
+        remote = stats["run"]["paths"]["remote_runner"]
+        events = remote["events"]
+        found[steps] = (remote["native"], events.get("keeper: forward made", 0), events.get("keeper: mkdtemp", 0))
+    assert found == {"0": (3 * 2, 0, 0), "1": (3 * 2, 3, 3)}, found

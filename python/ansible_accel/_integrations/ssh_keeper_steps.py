@@ -45,6 +45,7 @@ ENV = "ANSIBLE_ACCEL_REMOTE_STEPS"  # 0: the steps run as SSH commands, as witho
 DONE = {b"E": "keeper: the remote tmp's expansion", b"M": "keeper: mkdtemp",
         b"W": "keeper: a file transferred", b"R": "keeper: the directory removed"}
 APART = "keeper apart: "
+FORWARDED = "keeper: forward made"
 FILE_LIMIT = (64 << 20) - 4096  # the keeper reads requests of up to 64 MiB
 TIMEOUT = 30.0
 _SUFFIX = " && sleep 0"
@@ -74,7 +75,7 @@ def offer(connection, rdir: str) -> None:
     """A runner of this host is ready in ``rdir`` and its keeper listens for steps: forward a
     local socket to it through the host's ``ControlPersist`` master, unless the host has one."""
     record = _host_record(connection)
-    if os.path.exists(record):
+    if os.path.exists(record) or switched_off(ENV):
         return
     try:
         claim = os.open(record, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
@@ -87,12 +88,15 @@ def offer(connection, rdir: str) -> None:
         command = connection._build_command(connection.get_option("ssh_executable"), "ssh", "-O", "forward", "-L",
                                             f"{local}:{os.path.join(rdir, _runner_remote.STEPS)}", connection.host)
         done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, timeout=TIMEOUT, check=False)
-        line = local if done.returncode == 0 and os.path.exists(local) else \
-            "!" + (done.stderr.decode("utf-8", "replace").strip().splitlines() or [f"status {done.returncode}"])[-1]
+        if done.returncode == 0:
+            line = local if os.path.exists(local) else "!its socket did not appear"
+        else:
+            line = "!" + (done.stderr.decode("utf-8", "replace").strip().splitlines() or [f"status {done.returncode}"])[-1]
     except (OSError, subprocess.SubprocessError) as ex:
         line = f"!{type(ex).__name__}"
     os.write(claim, (line + "\n").encode("utf-8", "surrogateescape"))
     os.close(claim)
+    _counters.extra(PATH, FORWARDED if line == local else APART + "no forward made: " + line[1:][:200])
 
 
 def _forwarded(connection) -> tuple[str | None, str | None]:
