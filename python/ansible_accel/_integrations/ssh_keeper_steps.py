@@ -39,6 +39,7 @@ import subprocess
 
 from .. import _counters, _runner_remote
 from .._patches import switched_off
+from .ssh_steps import USER_HOME, plain_path, split_command
 
 PATH = "remote_runner"
 ENV = "ANSIBLE_ACCEL_REMOTE_STEPS"  # 0: the steps run as SSH commands, as without the keeper
@@ -48,18 +49,11 @@ APART = "keeper apart: "
 FORWARDED = "keeper: forward made"
 FILE_LIMIT = (64 << 20) - 4096  # the keeper reads requests of up to 64 MiB
 TIMEOUT = 30.0
-_SUFFIX = " && sleep 0"
-_USER_HOME = re.compile(r"~(?:[_.A-Za-z0-9][-_.A-Za-z0-9]*)?")
-_PLAIN_PATH = re.compile(r"/[-_.+A-Za-z0-9/]*")
 _SUB = re.compile(r'"(?:`\s*echo\s+([^`"\s]*)\s*`|\$\(\s*echo\s+([^)"\s]*)\s*\))"')
 
 
 class Lost(Exception):
     """The keeper took a step and its answer did not come back."""
-
-
-def _plain(path: str) -> bool:
-    return bool(_PLAIN_PATH.fullmatch(path)) and ".." not in path.split("/")
 
 
 def _host_record(connection) -> str:
@@ -186,30 +180,25 @@ def _read(conn, size: int) -> bytes:
 def _parse(shell, cmd: str):
     """(kind, fields, how the command's result is made from the keeper's value) when ``cmd`` is
     one of the steps, else None."""
-    try:
-        words = shlex.split(cmd)
-    except ValueError:
+    split = split_command(cmd)
+    if split is None:
         return None
-    if len(words) != 3 or words[1] != "-c" or cmd != f"{words[0]} -c {shlex.quote(words[2])}":
-        return None
-    inner = words[2]
-    suffix = _SUFFIX if inner.endswith(_SUFFIX) else ""
-    body = inner[:len(inner) - len(suffix)]
+    body = split[1]
     if body.startswith("echo "):
         word = body[5:]
-        if _USER_HOME.fullmatch(word) and shell.expand_user(word) == body:
-            return b"E", [word.encode()], lambda value: (0, value + b"\n", b"") if _plain(os.fsdecode(value)) else None
+        if USER_HOME.fullmatch(word) and shell.expand_user(word) == body:
+            return b"E", [word.encode()], lambda value: (0, value + b"\n", b"") if plain_path(os.fsdecode(value)) else None
         return None
     if body.startswith("rm -f -r "):
         try:
             path = shlex.split(body)[3]
         except (ValueError, IndexError):
             return None
-        if _plain(path) and shell.remove(path, recurse=True) == body:
+        if plain_path(path) and shell.remove(path, recurse=True) == body:
             return b"R", [path.encode()], lambda _value: (0, b"", b"")
         return None
     found = [a or b for a, b in _SUB.findall(body)]
-    if len(found) >= 2 and _plain(found[0]) and _plain(found[1]):
+    if len(found) >= 2 and plain_path(found[0]) and plain_path(found[1]):
         base, made = found[0], found[1]
         name = os.path.basename(made)
         if name and shell.join_path(base, name) == made and \
@@ -257,7 +246,7 @@ def put_file(connection, in_path, out_path) -> bool:
             method = None
         if method not in (None, "smart", "sftp"):
             why = f"transfer method {method}"
-    if why is None and (not isinstance(out_path, str) or not _plain(out_path)):
+    if why is None and (not isinstance(out_path, str) or not plain_path(out_path)):
         why = "not a plain path"
     data = None
     if why is None:

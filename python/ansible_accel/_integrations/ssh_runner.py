@@ -231,10 +231,15 @@ def _transfer_data(self, remote_path, data):
     return _State.original_transfer_data(self, remote_path, data)
 
 
+def _in_use() -> bool:
+    """Whether runners may be used here: prepared, and not in a controller whose run has ended
+    (its lifeline closed)."""
+    return _State.local_dir is not None and not (os.getpid() == _State.owner_pid and _State.lifeline is None)
+
+
 def _put_file(self, in_path, out_path):
     ssh_steps.flush()
-    if _State.local_dir is not None and not (os.getpid() == _State.owner_pid and _State.lifeline is None) \
-            and ssh_keeper_steps.put_file(self, in_path, out_path):
+    if _in_use() and ssh_keeper_steps.put_file(self, in_path, out_path):
         return 0, b"", b""
     return _State.original_put_file(self, in_path, out_path)
 
@@ -245,7 +250,7 @@ def _fetch_file(self, in_path, out_path):
 
 
 def _exec_command(self, cmd, in_data=None, sudoable=True):
-    if _State.local_dir is not None and not (os.getpid() == _State.owner_pid and _State.lifeline is None):
+    if _in_use():
         def run(command):
             return _State.original_exec_command(self, command, in_data=None, sudoable=False)
 

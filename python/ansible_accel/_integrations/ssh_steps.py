@@ -143,7 +143,7 @@ def stopped(result, token: bytes) -> bool:
 
 FOLDED_TMP = "steps: mkdtemp in the expansion's command"
 TMP_APART = "mkdtemp apart: "
-_USER_HOME = re.compile(r"~(?:[_.A-Za-z0-9][-_.A-Za-z0-9]*)?")
+USER_HOME = re.compile(r"~(?:[_.A-Za-z0-9][-_.A-Za-z0-9]*)?")
 _PLAIN_PATH = re.compile(r"/[-_.+A-Za-z0-9/]*")
 _tmp = threading.local()  # .pending: what make_tmp_path keeps while ansible-core's runs
 _AND_SLEEP = " && sleep 0"
@@ -215,13 +215,13 @@ def tmp_exec(connection, cmd, in_data, sudoable, run, home_state):
         # Cannot happen (the mkdtemp ran only for the expansion ansible-core got); the command
         # that came runs as it comes.
         return None
-    words = shlex.split(cmd)
-    if len(words) != 3 or words[1] != "-c" or cmd != f"{words[0]} -c {shlex.quote(words[2])}":
+    split = split_command(cmd)
+    if split is None:
         return None
-    shell, inner = connection._shell, words[2]
-    suffix = _AND_SLEEP if inner.endswith(_AND_SLEEP) else ""  # appended to every command by ansible-core 2.19
-    word = inner[5:len(inner) - len(suffix)] if inner.startswith("echo ") else ""
-    if not _USER_HOME.fullmatch(word) or shell.expand_user(word) + suffix != inner:
+    executable, body, suffix = split
+    shell, inner = connection._shell, body + suffix
+    word = body[5:] if body.startswith("echo ") else ""
+    if not USER_HOME.fullmatch(word) or shell.expand_user(word) != body:
         return None
     guess = home_state.read(connection, word)
     base = _base(pending.remote_tmp, guess) if guess else None
@@ -235,10 +235,10 @@ def tmp_exec(connection, cmd, in_data, sudoable, run, home_state):
     folded = (f"{inner}; printf '%s E %s\\n' {token} \"$?\"; printf '%s\\n' {token} >&2; "
               f"[ \"$({shell.expand_user(word)})\" = {shlex.quote(guess)} ] || exit 0; "
               f"printf '%s M\\n' {token}; {made_inner}")
-    rc, stdout, stderr = run(f"{words[0]} -c {shlex.quote(folded)}")
+    rc, stdout, stderr = run(f"{executable} -c {shlex.quote(folded)}")
     expanded, made = _split(token.encode(), rc, stdout, stderr)
     if made is not None and made[0] == 0:
-        pending.made = (f"{words[0]} -c {shlex.quote(made_inner)}", made)
+        pending.made = (f"{executable} -c {shlex.quote(made_inner)}", made)
     elif made is not None:
         _counters.extra(PATH, TMP_APART + "failed in the expansion's command")
     # A mkdtemp that failed here is not given back: ansible-core's own runs then, as a command of
@@ -248,10 +248,32 @@ def tmp_exec(connection, cmd, in_data, sudoable, run, home_state):
     return expanded
 
 
+def split_command(cmd) -> tuple[str, str, str] | None:
+    """(EXECUTABLE, BODY, SUFFIX) of a command as ``_low_level_execute_command`` hands it to the
+    connection, ``EXECUTABLE -c 'BODY[ && sleep 0]'`` (SUFFIX the `` && sleep 0`` or ""), or None
+    for a command of another shape."""
+    if not isinstance(cmd, str):
+        return None
+    try:
+        words = shlex.split(cmd)
+    except ValueError:
+        return None
+    if len(words) != 3 or words[1] != "-c" or cmd != f"{words[0]} -c {shlex.quote(words[2])}":
+        return None
+    inner = words[2]
+    suffix = _AND_SLEEP if inner.endswith(_AND_SLEEP) else ""  # appended to every command by ansible-core 2.19
+    return words[0], inner[:len(inner) - len(suffix)], suffix
+
+
+def plain_path(path: str) -> bool:
+    """An absolute path the shell's ``echo`` gives back as it is, without ``..``."""
+    return bool(_PLAIN_PATH.fullmatch(path)) and ".." not in path.split("/")
+
+
 def _base(remote_tmp: str, home: str) -> str | None:
     """The remote tmp as ``_remote_expand_user`` makes it from ``home``, or None when ``home``
     is not a plain absolute path (one the shell's ``echo`` gives back as it is)."""
-    if not _PLAIN_PATH.fullmatch(home) or ".." in home.split("/"):
+    if not plain_path(home):
         return None
     parts = remote_tmp.split("/", 1)
     base = os.path.join(home, parts[1]) if len(parts) > 1 else home
