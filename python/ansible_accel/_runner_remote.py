@@ -217,13 +217,14 @@ def _steps_listener(rdir):
 
 
 def _read_exactly(conn, size):
-    data = b""
-    while len(data) < size:
-        chunk = conn.recv(min(size - len(data), 1 << 20))
-        if not chunk:
+    data = bytearray(size)
+    view, got = memoryview(data), 0
+    while got < size:
+        count = conn.recv_into(view[got:], min(size - got, 1 << 20))
+        if not count:
             raise EOFError("the request ended early")
-        data += chunk
-    return data
+        got += count
+    return bytes(data)
 
 
 def _field(value):

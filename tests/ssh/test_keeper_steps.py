@@ -226,3 +226,37 @@ def test_no_forward_when_the_steps_are_switched_off(sshd, host_interpreters, tmp
         events = remote["events"]
         found[steps] = (remote["native"], events.get("keeper: forward made", 0), events.get("keeper: mkdtemp", 0))
     assert found == {"0": (3 * 2, 0, 0), "1": (3 * 2, 3, 3)}, found
+
+
+def test_a_large_file_through_the_keepers_socket(tmp_path):
+    """A request of several MiB read in pieces: the file written whole; a request cut short
+    answers nothing and writes nothing."""
+    import socket
+    import threading
+
+    data = os.urandom(3 * (1 << 20) + 12345)
+    target = tmp_path / "big"
+    fields = [str(target).encode(), b"384", data]
+    request = b"W" + bytes([len(fields)]) + b"".join(len(f).to_bytes(4, "little") + f for f in fields)
+    for cut in (None, len(request) - 1000):
+        ours, keepers = socket.socketpair()
+        server = threading.Thread(target=lambda: (_serve_quietly(keepers), keepers.close()))
+        server.start()
+        assert ours.recv(3) == b"A1\n"
+        ours.sendall(request if cut is None else request[:cut])
+        ours.shutdown(socket.SHUT_WR)
+        answer = ours.recv(100)
+        server.join()
+        ours.close()
+        if cut is None:
+            assert answer == b"0" + (0).to_bytes(4, "little") and target.read_bytes() == data
+            target.unlink()
+        else:
+            assert answer == b"" and not target.exists()
+
+
+def _serve_quietly(conn):
+    try:
+        _runner_remote.serve_step(conn)
+    except EOFError:
+        pass
