@@ -57,16 +57,18 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "tests", "ssh"))
 import _sshd
 
-MODES = ("off", "on", "runner", "remote", "remote-py", "mitogen")
+MODES = ("off", "on", "runner", "remote", "remote-py", "remote-sshproc", "mitogen")
 # "on+remote": the accelerator as it comes, with the remote runner, which runs the modules in a
 # warm runner on each host; "remote-py" the same with the Python client on every host
-# (ANSIBLE_ACCEL_REMOTE_CLIENT=python) instead of the native one, shown as on+remote/py.  The
+# (ANSIBLE_ACCEL_REMOTE_CLIENT=python) instead of the native one, shown as on+remote/py;
+# "remote-sshproc" the same with an ssh process for every SSH command (ANSIBLE_ACCEL_SSH_CLIENT=0)
+# instead of sessions opened in the ControlPersist master from the worker, on+remote/ssh.  The
 # other accelerated modes have the remote runner switched off (ANSIBLE_ACCEL_REMOTE_RUNNER=0):
 # "runner" ("on/no-remote") the controller-side paths alone, "on" the local runner off as well.
 LABELS = {"off": "off", "on": "on/no-runners", "runner": "on/no-remote", "remote": "on+remote",
-          "remote-py": "on+remote/py", "mitogen": "mitogen"}
-REMOTE_MODES = ("remote", "remote-py")
-NOT_BY_DEFAULT = ("on", "remote-py")
+          "remote-py": "on+remote/py", "remote-sshproc": "on+remote/ssh", "mitogen": "mitogen"}
+REMOTE_MODES = ("remote", "remote-py", "remote-sshproc")
+NOT_BY_DEFAULT = ("on", "remote-py", "remote-sshproc")
 SETTLE_SECONDS = 30.0
 MAX_LISTEN_ADDRESSES = 16  # sshd's limit on the sockets it listens on
 
@@ -118,6 +120,8 @@ def one_run(env: dict, server: _sshd.Sshd, playbook: str, mode: str, pipelining:
     environ["ANSIBLE_ACCEL_REMOTE_RUNNER"] = "1" if mode in REMOTE_MODES else "0"
     if mode == "remote-py":
         environ["ANSIBLE_ACCEL_REMOTE_CLIENT"] = "python"
+    if mode == "remote-sshproc":
+        environ["ANSIBLE_ACCEL_SSH_CLIENT"] = "0"
     _end_connections(server)  # nothing open from before
     load_before = list(os.getloadavg())
     hosts_before = server.cpu()
@@ -148,10 +152,11 @@ def _accelerated(mode: str) -> bool:
     return mode in REMOTE_MODES or accelerated(mode)
 
 
-def remote_counts(run: dict) -> dict | None:
-    """The remote runner's counters of a run (native, fallbacks by reason), or None."""
+def remote_counts(run: dict, path: str = "remote_runner") -> dict | None:
+    """The counters of ``path`` in a run (native, fallbacks by reason), or None: the remote
+    runner's by default."""
     paths = ((run.get("stats") or {}).get("run") or {}).get("paths") or {}
-    return paths.get("remote_runner")
+    return paths.get(path)
 
 
 def _load(path: str) -> dict | None:
@@ -170,7 +175,9 @@ def describe(run: dict) -> str:
             + (f", {len(run['left_behind'])} PROCESSES LEFT BEHIND" if run["left_behind"] else "")
             + (f", {len(run['left_on_hosts'])} PROCESSES LEFT ON THE HOSTS" if run["left_on_hosts"] else "")
             + (f", remote runner {counts['native']} native, {sum(counts['fallback'].values())} fallbacks"
-               if run["mode"] in REMOTE_MODES and (counts := remote_counts(run)) else ""))
+               if run["mode"] in REMOTE_MODES and (counts := remote_counts(run)) else "")
+            + (f", ssh sessions through the master {counts['native']}, by ssh {sum(counts['fallback'].values())}"
+               if (counts := remote_counts(run, "ssh_client")) else ""))
 
 
 def check(run: dict, reference: dict | None) -> tuple[list[str], list[str]]:
@@ -305,6 +312,8 @@ def main(argv: list[str] | None = None) -> int:
                     kept = {k: v for k, v in run.items() if k not in ("output", "results", "stats")}
                     if mode in REMOTE_MODES:
                         kept["remote_runner"] = remote_counts(run)
+                    if _accelerated(mode):
+                        kept["ssh_client"] = remote_counts(run, "ssh_client")
                     entry["runs"].append(kept)
                     _write(report, options)
         report["finished"] = True

@@ -31,6 +31,7 @@ PATH_MODULES = {
     "bytecode": "bytecode",
     "runner": "runner",
     "remote_runner": "ssh_runner",
+    "ssh_client": "ssh_client",
     "workers": "workers",
     "controller": "controller",
 }

@@ -15,7 +15,7 @@ from . import _fork
 
 _R = t.TypeVar("_R")
 
-PATHS = ("finder", "payload", "argspec", "masking", "no_log", "bytecode", "runner", "remote_runner", "workers", "controller")
+PATHS = ("finder", "payload", "argspec", "masking", "no_log", "bytecode", "runner", "remote_runner", "ssh_client", "workers", "controller")
 
 _lock = threading.Lock()
 _native: collections.Counter[str] = collections.Counter()

@@ -145,6 +145,9 @@ def test_results_are_the_same_over_ssh(sshd, host_interpreters, tmp_path, pipeli
         wanted = host_interpreters[index % len(host_interpreters)]
         assert facts["ansible_python"]["executable"] == wanted, (name, facts["ansible_python"]["executable"], wanted)
     assert stats["run"]["paths"]["finder"]["native"] > 0 and stats["run"]["paths"]["payload"]["native"] > 0, stats["run"]["paths"]
+    # Once a host's master listened, its SSH commands opened their sessions there from the workers.
+    client = stats["run"]["paths"]["ssh_client"]
+    assert client["native"] > 0 and set(client["fallback"]) <= {"master: no master listening"}, client
     assert "changed=" in plain_out and plain_out.count("ok=") == fast_out.count("ok=")
     # No module process of the run is left on the "hosts" (the sshd's cgroup holds only its
     # ControlPersist connections' processes and the listener).

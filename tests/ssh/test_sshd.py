@@ -32,7 +32,7 @@ def test_cpu_of_what_it_starts_is_counted(sshd):
     if sshd.cpu() is None:
         return  # no cgroup here: nothing to count with (the listener's tree is still ended by stop())
     before = sshd.cpu()
-    done = sshd.ssh("python3 -c 'sum(range(3000000))' || sha256sum /dev/zero | head -c 1 & sleep 0.3; kill %1 2>/dev/null; true")
+    done = sshd.ssh("python3 -c 'sum(range(20000000))' || sha256sum /dev/zero | head -c 1 & sleep 0.3; kill %1 2>/dev/null; true")
     assert done.returncode == 0, done.stderr
     assert sshd.cpu() - before > 0.05
 
