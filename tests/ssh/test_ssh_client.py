@@ -172,3 +172,17 @@ def test_parse_takes_only_options_that_configure():
     assert ssh_client._parse([b"ssh", b"-N", b"host", b"true"]) == "ssh option -N"
     assert ssh_client._parse([b"ssh", b"-W", b"a:1", b"host"]) == "ssh option -W"
     assert ssh_client._parse([b"ssh", b"-o", b"A=b", b"host"]) == "ssh command line not understood"
+
+
+def test_a_script_standing_for_ssh_runs_itself(sshd, master, learned, tmp_path):
+    """A program named ``ssh`` that is not OpenSSH's client (a script that logs, say) runs as
+    given: what it does each time it starts is its own."""
+    script = tmp_path / "bin" / "ssh"
+    script.parent.mkdir()
+    script.write_text(f"#!/bin/sh\necho started >> {tmp_path / 'log'}\nexec /usr/bin/ssh \"$@\"\n")
+    script.chmod(0o755)
+    args = [os.fsencode(script), *master, b"127.0.0.1", b"echo hi"]
+    status, out, _, process = _collect(ssh_client._popen, args, False, None)
+    assert (status, out) == (0, b"hi\n") and isinstance(process, subprocess.Popen)
+    assert (tmp_path / "log").read_text() == "started\n"
+    assert _counters.snapshot()["ssh_client"]["fallback"] == {"not OpenSSH's client program of a known version": 1}

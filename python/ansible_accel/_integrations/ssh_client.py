@@ -223,7 +223,7 @@ def _learned(ssh: bytes, options: list[bytes], host: bytes):
 
 def _ask(ssh: bytes, options: list[bytes], host: bytes) -> dict | str:
     if not _supported_version(ssh):
-        return "not an OpenSSH client of a known version"
+        return "not OpenSSH's client program of a known version"
     commands = _config_commands(options)
     if commands:
         return commands
@@ -276,14 +276,23 @@ def _ask(ssh: bytes, options: list[bytes], host: bytes) -> dict | str:
 
 
 def _supported_version(ssh: bytes) -> bool:
+    """Whether ``ssh`` is OpenSSH's client program itself (not a script standing for it, which
+    may do more each time it runs) of a version whose mux request this module makes."""
     known = _State.versions.get(ssh)
     if known is None:
+        import shutil
+
         try:
+            found = shutil.which(os.fsdecode(ssh))
+            with open(found or os.fsdecode(ssh), "rb") as handle:
+                if handle.read(4) != b"\x7fELF":
+                    _State.versions[ssh] = False
+                    return False
             done = _State.original_subprocess.run([ssh, b"-V"], stdin=subprocess.DEVNULL, capture_output=True, timeout=30,
                                                   check=False)
             match = _VERSION.search(done.stderr)
             known = bool(match) and (8, 7) <= (int(match[1]), int(match[2])) < (11, 0)
-        except (OSError, subprocess.SubprocessError):
+        except (OSError, TypeError, subprocess.SubprocessError):
             known = False
         _State.versions[ssh] = known
     return known
