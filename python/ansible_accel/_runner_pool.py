@@ -73,11 +73,7 @@ def prepare(core_version: str) -> None:
     base = private_base()
     ensure_private_dir(base)
     client = _install_client(base, binary)
-    _remove_stale_rundirs(base)
-    rundir = os.path.join(base, f"run-{os.getpid()}")
-    if os.path.isdir(rundir):
-        shutil.rmtree(rundir, ignore_errors=True)  # a dead controller's with our reused pid
-    ensure_private_dir(rundir)
+    rundir = controller_dir("run")
     read_end, write_end = os.pipe2(os.O_CLOEXEC)
     _Pool.owner_pid, _Pool.base, _Pool.rundir, _Pool.client = os.getpid(), base, rundir, client
     _Pool.lifeline, _Pool.core_version = (read_end, write_end), core_version
@@ -119,11 +115,25 @@ def _is_own_file(path: str) -> bool:
     return stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o022
 
 
-def _remove_stale_rundirs(base: str) -> None:
+def _remove_stale_rundirs(base: str, prefix: str) -> None:
     for name in os.listdir(base):
-        match = re.fullmatch(r"run-(\d+)", name)
+        match = re.fullmatch(re.escape(prefix) + r"-(\d+)", name)
         if match and not _alive(int(match[1])):
             shutil.rmtree(os.path.join(base, name), ignore_errors=True)
+
+
+def controller_dir(prefix: str) -> str:
+    """This controller's own private directory ``PREFIX-PID`` under the private base, made
+    empty; those of controllers that are gone are removed first (a dead controller's with our
+    reused pid too)."""
+    base = private_base()
+    ensure_private_dir(base)
+    _remove_stale_rundirs(base, prefix)
+    path = os.path.join(base, f"{prefix}-{os.getpid()}")
+    if os.path.isdir(path):
+        shutil.rmtree(path, ignore_errors=True)
+    ensure_private_dir(path)
+    return path
 
 
 def _alive(pid: int) -> bool:

@@ -68,15 +68,7 @@ def plan() -> list[Patch]:
 def _prepare() -> None:
     """In the controller, before any worker forks: a private directory for what ``ssh -G``
     said about each command line shape, shared by the workers, removed at exit."""
-    base = _runner_pool.private_base()
-    _runner_pool.ensure_private_dir(base)
-    for name in os.listdir(base):
-        if name.startswith("ssh-") and name[4:].isdigit() and not _runner_pool._alive(int(name[4:])):
-            _remove_tree(os.path.join(base, name))
-    cache_dir = os.path.join(base, f"ssh-{os.getpid()}")
-    if os.path.isdir(cache_dir):
-        _remove_tree(cache_dir)
-    _runner_pool.ensure_private_dir(cache_dir)
+    cache_dir = _runner_pool.controller_dir("ssh")
     _State.owner_pid, _State.cache_dir = os.getpid(), cache_dir
     atexit.register(_at_exit)
 

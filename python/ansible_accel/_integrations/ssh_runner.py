@@ -130,15 +130,7 @@ def switch_off(reason: str) -> None:
 
 def _prepare() -> None:
     """In the controller, before any worker forks: the local state directory and the lifeline."""
-    base = _runner_pool.private_base()
-    _runner_pool.ensure_private_dir(base)
-    for name in os.listdir(base):
-        if name.startswith("remote-") and name[7:].isdigit() and not _runner_pool._alive(int(name[7:])):
-            _remove_tree(os.path.join(base, name))
-    local_dir = os.path.join(base, f"remote-{os.getpid()}")
-    if os.path.isdir(local_dir):
-        _remove_tree(local_dir)  # a dead controller's with our reused pid
-    _runner_pool.ensure_private_dir(local_dir)
+    local_dir = _runner_pool.controller_dir("remote")
     with open(f"/proc/{os.getpid()}/stat", "rb") as handle:
         started = handle.read().rsplit(b")", 1)[1].split()[19].decode()
     identity = f"{socket.gethostname()}-{os.getpid()}-{started}-{core_version()}"
