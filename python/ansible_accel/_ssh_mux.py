@@ -5,9 +5,10 @@ process that would have started that client.
 ``Session`` stands for the client process: it takes the same standard input, output and error
 (``subprocess.Popen``'s arguments), hands them to the master, and ends as the client would (its
 exit status, its closing line on standard error for a terminal session).  ``Refused`` is raised
-before any session is open (no master answering, another protocol version, the master declined):
-then nothing ran, and the caller runs ``ssh`` itself, which tries the master again and carries on
-as ``ssh`` does.  Nothing here reads configuration: the caller gives what ``ssh -G`` said.
+where the client would give up on the master before it has said it opened a session (no master
+answering, another protocol version, the master declined or went away): the client then goes on
+by connecting to the host itself, and so does the caller, by running ``ssh``.  Nothing here reads
+configuration: the caller gives what ``ssh -G`` said.
 """
 
 from __future__ import annotations
@@ -163,6 +164,9 @@ class Session:
                 read_end, write_end = os.pipe2(os.O_CLOEXEC)
                 ours.append(write_end)
                 theirs.append(read_end)
+            # From the request on, the client waits as long as the master takes, as ssh does:
+            # a session the master opens late must not find that ssh was started after all.
+            sock.settimeout(None)
             self._session = self._open(wire, command, tty, escape, term, env, ours)
         except Refused:
             sock.close()
@@ -174,7 +178,6 @@ class Session:
             for fd in ours + theirs:
                 os.close(fd)
             raise Refused(f"the master did not answer ({ex.strerror or ex})") from None
-        sock.settimeout(None)
         if stdin == -1:
             self.stdin = io.open(theirs.pop(0), "wb", -1)
         self.stdout = io.open(theirs[0], "rb", -1)
