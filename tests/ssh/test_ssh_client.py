@@ -186,3 +186,13 @@ def test_a_script_standing_for_ssh_runs_itself(sshd, master, learned, tmp_path):
     assert (status, out) == (0, b"hi\n") and isinstance(process, subprocess.Popen)
     assert (tmp_path / "log").read_text() == "started\n"
     assert _counters.snapshot()["ssh_client"]["fallback"] == {"not OpenSSH's client program of a known version": 1}
+
+
+def test_the_closing_line_names_the_host_as_ssh_does(sshd, master, learned):
+    """An alias whose HostName is the address: ssh names the address in its closing line."""
+    args = [b"ssh", b"-o", b"HostName=127.0.0.1", *master, b"-tt", b"accel-alias", b"echo hi"]
+    plain = _collect(subprocess.Popen, args, True, None)
+    through = _collect(ssh_client._popen, args, True, None)
+    assert isinstance(through[3], _ssh_mux.Session)
+    assert through[:3] == plain[:3]
+    assert plain[2].endswith(b"closed.\r\n"), plain[2]
