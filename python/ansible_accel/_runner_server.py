@@ -1294,15 +1294,33 @@ def _rename(code, filename):
     return code.replace(co_filename=filename)
 
 
+_LAST_COMPILE = [None]  # (pathname, source, code) of the last compile
+
+
+def _compile_once(compile_source, pathname, source):
+    """zipimport compiles a module's source twice as it imports it (for ``get_filename``, which
+    drops the code, then for ``get_code``): the second compile of the same file and bytes in a
+    row gives the first's code object, which is what a new compile would make."""
+    last = _LAST_COMPILE[0]
+    if last is not None and last[0] == pathname and last[1] == source:
+        return last[2]
+    code = compile_source(pathname, source)
+    _LAST_COMPILE[0] = (pathname, source, code)
+    return code
+
+
 def _cached_compile(pathname, source):
     prefix = _State.current_zip + "/"
     if not pathname.startswith(prefix):
-        return _ORIGINAL_COMPILE(pathname, source)
+        return _compile_once(_ORIGINAL_COMPILE, pathname, source)
     member = pathname[len(prefix):]
     kept = _CODE.get(member)
     if kept is not None and kept[0] == source:
         return _rename(kept[1], pathname)
-    code = _ORIGINAL_COMPILE(pathname, source)
+    last = _LAST_COMPILE[0]
+    if last is not None and last[0] == pathname and last[1] == source:
+        return last[2]
+    code = _compile_once(_ORIGINAL_COMPILE, pathname, source)
     _report_code(member, source, code)
     return code
 
@@ -1410,14 +1428,19 @@ def main():
     _State.fallbacks_path = socket_path + ".fallbacks"
     _State.socket_path = socket_path
     try:
-        _preload(probe_path)
-        _load_modside(socket_path)
-        import signal
-        import socket
         import zipimport
 
         global _ORIGINAL_COMPILE
         _ORIGINAL_COMPILE = zipimport._compile_source
+        zipimport._compile_source = lambda pathname, source: _compile_once(_ORIGINAL_COMPILE, pathname, source)
+        try:
+            _preload(probe_path)
+        finally:
+            zipimport._compile_source = _ORIGINAL_COMPILE
+            _LAST_COMPILE[0] = None
+        _load_modside(socket_path)
+        import signal
+        import socket
         _State.socket_module = socket
         import re
 
