@@ -44,8 +44,10 @@ reasons!(
 pub(crate) enum Answer<'py, Why> {
     /// Answered natively: Python receives this value (never a `str`).
     Done(Bound<'py, PyAny>),
-    /// Not taken, before any user code ran: Python receives the reason as a `str`, or `None`
-    /// where the caller finds the reason itself.
+    /// Not taken, before any user code ran or with nothing of it kept (an internal failure
+    /// of a walk that called ansible-core's helpers: they run again in ansible-core's own
+    /// function): Python receives the reason as a `str`, or `None` where the caller finds
+    /// the reason itself (or, for the zip writer's `add_block`, where nothing was written).
     Declined(Option<Why>),
     /// Given up after user code may have run: Python receives `(reason, *handed)`, what
     /// ansible-core's own code is handed so that the user code does not run twice.
