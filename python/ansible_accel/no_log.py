@@ -25,7 +25,6 @@ from ._activation import core_minor as _core_minor
 _PATH = "no_log"
 _CORE_DEPRECATED = _core_minor() >= (2, 22)
 _DEPRECATED_REASON = "deprecated in ansible-core 2.22 (its deprecation names the caller's frame)"
-_INTERNAL_ERROR = "internal error in the native engine"
 
 # ansible-core's own functions, captured before install() can replace the module attributes.
 _original_remove_values = _parameters.remove_values
@@ -71,10 +70,9 @@ def _matcher(strings: list[str]) -> _native.NoLogMatcher | str:
     key = tuple(strings)
     matcher = _matchers.get(key)
     if matcher is None:
-        try:
-            matcher = _native.NoLogMatcher(strings)
-        except _native.NoLogInternalError:
-            return _INTERNAL_ERROR
+        matcher = _native.no_log_matcher(strings)
+        if isinstance(matcher, str):
+            return matcher
         if len(_matchers) >= _MATCHER_CACHE_SIZE:
             _matchers.clear()
         _matchers[key] = matcher
@@ -101,12 +99,13 @@ def remove_values(value: t.Any, no_log_strings: t.Iterable[t.Any]) -> t.Any:
     if isinstance(matcher, str):
         return _counters.call_original(_PATH, matcher, _original_remove_values, value, strings)
     try:
-        result, delegated = _native.remove_values_walk(value, matcher, strings, _CONTEXT)
-    except _native.NoLogInternalError:
-        return _counters.call_original(_PATH, _INTERNAL_ERROR, _original_remove_values, value, strings)
+        answer = _native.remove_values_walk(value, matcher, strings, _CONTEXT)
     except BaseException:
         _counters.native(_PATH)  # ansible-core's own error, raised natively
         raise
+    if isinstance(answer, str):
+        return _counters.call_original(_PATH, answer, _original_remove_values, value, strings)
+    result, delegated = answer
     _counters.native(_PATH)
     _count_delegated(delegated)
     return result
@@ -123,12 +122,13 @@ def sanitize_keys(obj: t.Any, no_log_strings: t.Iterable[t.Any], ignore_keys: t.
     if isinstance(matcher, str):
         return _counters.call_original(_PATH, matcher, _original_sanitize_keys, obj, strings, ignore_keys)
     try:
-        result, delegated = _native.sanitize_keys_walk(obj, matcher, strings, ignore_keys, _CONTEXT)
-    except _native.NoLogInternalError:
-        return _counters.call_original(_PATH, _INTERNAL_ERROR, _original_sanitize_keys, obj, strings, ignore_keys)
+        answer = _native.sanitize_keys_walk(obj, matcher, strings, ignore_keys, _CONTEXT)
     except BaseException:
         _counters.native(_PATH)  # ansible-core's own error, raised natively
         raise
+    if isinstance(answer, str):
+        return _counters.call_original(_PATH, answer, _original_sanitize_keys, obj, strings, ignore_keys)
+    result, delegated = answer
     _counters.native(_PATH)
     _count_delegated(delegated)
     return result
@@ -152,10 +152,10 @@ def heuristic_log_sanitize(data: t.Any, no_log_values: t.Iterable[t.Any] | None 
     if not (isinstance(data, str) and _scans_as_str(data)):
         reason = "text of a str type with its own search or slicing"
         return _counters.call_original(_PATH, reason, _original_heuristic_log_sanitize, data, no_log_values)
-    try:
-        output = _native.heuristic_scan_text(data)
-    except _native.NoLogInternalError:
-        return _counters.call_original(_PATH, _INTERNAL_ERROR, _original_heuristic_log_sanitize, data, no_log_values)
+    answer = _native.heuristic_scan_text(data)
+    if isinstance(answer, str):
+        return _counters.call_original(_PATH, answer, _original_heuristic_log_sanitize, data, no_log_values)
+    (output,) = answer
     _counters.native(_PATH)
     if output is None:
         output = data[0 : len(data)]  # ansible-core returns this slice: the same object for a str

@@ -80,12 +80,9 @@ def build_zip(
     """
     if compression in _NATIVE_METHODS and (compression == ZIP_STORED or _native_zlib_matches()) and _native_date(date_time):
         entries = list(entries)
-        try:
-            archive = _native.payload_build_zip(entries, date_time, compression, cache_dir)
-        except _native.PayloadInternalError:
-            # A failure of the native writer (a bug): zipfile writes the archive instead.
-            reason = "build_zip: internal error in the native writer"
-            return _counters.call_original(_PATH, reason, _zipfile_archive_unwarned, entries, date_time, compression)
+        archive = _native.payload_build_zip(entries, date_time, compression, cache_dir)
+        if isinstance(archive, str):  # the native writer failed inside: zipfile writes the archive
+            return _counters.call_original(_PATH, archive, _zipfile_archive_unwarned, entries, date_time, compression)
         _counters.native(_PATH)
         return archive
     zipfile._check_compression(compression)  # zipfile's own error for unknown methods
@@ -316,22 +313,22 @@ class PayloadZipFile:
             precompressed = _interpreter_deflate(data, zinfo._compresslevel)
         zinfo.compress_size = 0
         zinfo.CRC = 0
-        try:
-            (
-                zinfo.header_offset, zinfo.CRC, zinfo.compress_size, zinfo.file_size,
-                _flag_bits_written, zinfo.external_attr, zinfo.create_version, zinfo.extract_version,
-            ) = self._writer.add(
-                zinfo.filename, zinfo.date_time, zinfo.compress_type, zinfo.create_system,
-                zinfo.create_version, zinfo.extract_version, zinfo.reserved, zinfo.internal_attr,
-                zinfo.external_attr, zinfo.extra, zinfo.comment, data, precompressed,
-            )  # fmt: skip
-        except _native.PayloadInternalError:
-            # A failure of the native writer (a bug): zipfile carries on from the entries
-            # kept here, so nothing written so far is lost.
+        written = self._writer.add(
+            zinfo.filename, zinfo.date_time, zinfo.compress_type, zinfo.create_system,
+            zinfo.create_version, zinfo.extract_version, zinfo.reserved, zinfo.internal_attr,
+            zinfo.external_attr, zinfo.extra, zinfo.comment, data, precompressed,
+        )  # fmt: skip
+        if isinstance(written, str):
+            # The native writer failed inside: zipfile carries on from the entries kept
+            # here, so nothing written so far is lost.
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # duplicates were warned about already
                 self.hand_over().writestr(zinfo, data)
             return None
+        (
+            zinfo.header_offset, zinfo.CRC, zinfo.compress_size, zinfo.file_size,
+            _flag_bits_written, zinfo.external_attr, zinfo.create_version, zinfo.extract_version,
+        ) = written  # fmt: skip
         zinfo.flag_bits = 0  # zipfile keeps the UTF-8 name flag out of the ZipInfo
         self._filelist.append(zinfo)
         self._name_to_info[zinfo.filename] = zinfo
@@ -442,6 +439,11 @@ class PayloadZipFile:
         written = self._writer.add_block(kept.block, date_time)
         if written is None:
             return False
+        if isinstance(written, str):
+            # The native writer failed inside: zipfile takes the (still empty) archive, and
+            # the caller writes the entries the ordinary way.
+            self.hand_over()
+            return False
         self._unmade = (kept, date_time, written)
         if datas is None:
             self._data_block = kept.block
@@ -502,9 +504,8 @@ class PayloadZipFile:
             return
         if self.fp is None:
             return
-        try:
-            archive = self._writer.finish(self._comment)
-        except _native.PayloadInternalError:
+        archive = self._writer.finish(self._comment)
+        if isinstance(archive, str):
             self.hand_over().close()  # zipfile writes the archive from the entries kept here
             self.fp = None
             return

@@ -17,3 +17,33 @@ mod replace;
 
 pub use heuristic::heuristic_scan;
 pub use replace::{NoLogPatterns, Scrubbed, MASK};
+
+/// Why a call is left to ansible-core's own function after the native side was asked (the
+/// reasons found before it is asked are the Python side's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fallback {
+    /// The glue failed inside (a panic, which the extension catches).
+    InternalError,
+}
+
+impl Fallback {
+    /// The reason as counted under `no_log` in `status()`.
+    pub fn reason(self) -> &'static str {
+        match self {
+            Fallback::InternalError => "internal error in the native engine",
+        }
+    }
+}
+
+#[cfg(test)]
+mod fallback_tests {
+    use super::Fallback;
+
+    #[test]
+    fn reason_is_the_text_status_counts() {
+        assert_eq!(
+            Fallback::InternalError.reason(),
+            "internal error in the native engine"
+        );
+    }
+}

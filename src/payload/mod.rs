@@ -55,6 +55,27 @@ impl Method {
     }
 }
 
+/// Why an archive is left to zipfile after the native writer was asked (the reasons found
+/// before it is asked are the Python side's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fallback {
+    /// `build_zip`'s writer failed inside (a panic, which the extension catches): zipfile
+    /// writes the whole archive.
+    BuildZipInternalError,
+    /// A `PayloadZipFile`'s writer failed inside: zipfile carries on from the entries kept.
+    WriterInternalError,
+}
+
+impl Fallback {
+    /// The reason as counted under `payload` in `status()`.
+    pub fn reason(self) -> &'static str {
+        match self {
+            Fallback::BuildZipInternalError => "build_zip: internal error in the native writer",
+            Fallback::WriterInternalError => "the payload archive was handed over to zipfile",
+        }
+    }
+}
+
 /// Why an archive could not be written.  Each variant maps to the exception zipfile raises.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ZipError {

@@ -373,3 +373,16 @@ fn archives_built_through_the_disk_cache_are_the_same() {
     assert_eq!(from_disk, from_zlib);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn fallback_reasons_are_the_texts_status_counts() {
+    use super::Fallback;
+    assert_eq!(
+        Fallback::BuildZipInternalError.reason(),
+        "build_zip: internal error in the native writer"
+    );
+    assert_eq!(
+        Fallback::WriterInternalError.reason(),
+        "the payload archive was handed over to zipfile"
+    );
+}

@@ -170,7 +170,7 @@ def test_no_log_internal_failure_falls_back_counted(monkeypatch):
     from ansible_accel import _native
 
     def broken(*args):
-        raise _native.NoLogInternalError("internal error in native no_log")
+        return "internal error in the native engine"  # what a panic inside answers
 
     monkeypatch.setattr(_native, "remove_values_walk", broken)
     monkeypatch.setattr(_native, "sanitize_keys_walk", broken)

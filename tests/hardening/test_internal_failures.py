@@ -1,8 +1,8 @@
-"""An internal failure of a native engine (a Rust panic, caught at the pyo3 boundary and raised
-as the engine's internal-error exception) never reaches the caller as such: the Python side
-answers with ansible-core's own code (or zipfile's), counted as a fallback where it is
-counted.  A real panic cannot be provoked from Python, so the entry points are replaced by
-ones raising exactly what the guard raises."""
+"""An internal failure of a native engine (a Rust panic, caught at the pyo3 boundary and
+answered as a decline with its reason, or raised as the engine's exception) never reaches the
+caller as such: the Python side answers with ansible-core's own code (or zipfile's), counted
+as a fallback where it is counted.  A real panic cannot be provoked from Python, so the entry
+points are replaced by ones answering exactly what the glue answers."""
 
 from __future__ import annotations
 
@@ -28,13 +28,16 @@ def _zipfile(entries, compression):
 
 
 def _failing(*args, **kwargs):
-    raise _native.PayloadInternalError("internal error in ansible_accel's zip writer (a bug: please report it)")
+    return "the payload archive was handed over to zipfile"  # the writer's answer after a panic
 
 
 @pytest.mark.parametrize("compression", [zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED])
 def test_build_zip_internal_failure_gives_zipfile_bytes(monkeypatch, compression):
-    monkeypatch.setattr(_native, "payload_build_zip", _failing)
+    reason = "build_zip: internal error in the native writer"
+    monkeypatch.setattr(_native, "payload_build_zip", lambda *args: reason)
+    before = _counters.snapshot()["payload"]["fallback"].get(reason, 0)
     assert payload.build_zip(ENTRIES[:2], WHEN, compression) == _zipfile(ENTRIES[:2], compression)
+    assert _counters.snapshot()["payload"]["fallback"].get(reason, 0) == before + 1
 
 
 class _WriterFailingAt:
@@ -53,12 +56,12 @@ class _WriterFailingAt:
             def add(self, *a):
                 Writer.calls += 1
                 if fail_at is not None and Writer.calls == fail_at:
-                    _failing()
+                    return _failing()
                 return real.add(*a)
 
             def finish(self, comment):
                 if fail_at is None:
-                    _failing()
+                    return _failing()
                 return real.finish(comment)
 
         return Writer()

@@ -1,26 +1,30 @@
 //! Glue for the no_log engine: the compiled no_log values, and the two structure walks (in
 //! `no_log/walk.rs`).  The `str` <-> generalized UTF-8 conversions are `convert::text`'s.
+//!
+//! The entry points answer through [`Answer`]: their value, or where the glue failed inside
+//! (a panic) the reason as a `str`, after which ansible-core's own function answers.  A
+//! Python exception met on the way (ansible-core's own errors) is raised as it is.
 
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
+use pyo3::IntoPyObjectExt;
 
+use super::answer::{declining_panics, Answer};
 use super::convert::text::{str_from, text_bytes};
-use crate::no_log::{heuristic_scan, NoLogPatterns, Scrubbed};
+use crate::no_log::{heuristic_scan, Fallback, NoLogPatterns, Scrubbed};
 
 mod walk;
 
-pyo3::create_exception!(
-    ansible_accel._native,
-    NoLogInternalError,
-    pyo3::exceptions::PyException,
-    "An internal failure of the native no_log engine: the caller runs ansible-core's own code."
-);
-
-/// Run `f`, turning a Rust panic into `NoLogInternalError` (never a `PanicException`).
-pub(crate) fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
-    super::catching_panics(f, || {
-        NoLogInternalError::new_err("internal error in native no_log")
-    })
+/// `f`'s value (never a `str`) as the answer, or the decline where it panics.
+pub(crate) fn answered<'py, T: IntoPyObject<'py>>(
+    py: Python<'py>,
+    f: impl FnOnce() -> PyResult<T>,
+) -> PyResult<Bound<'py, PyAny>> {
+    declining_panics(Fallback::InternalError, || {
+        Ok(Answer::Done(f()?.into_bound_py_any(py)?))
+    })?
+    .into_python(py)
 }
 
 /// Strings above this size are scanned with the GIL released.
@@ -32,30 +36,38 @@ pub struct NoLogMatcher {
     patterns: NoLogPatterns,
 }
 
+/// `no_log_matcher(values)`: the `NoLogMatcher` of `values` (the `str` values, already in
+/// the order ansible-core applies them), or the reason (a `str`) ansible-core's code answers.
+#[pyfunction]
+fn no_log_matcher<'py>(
+    py: Python<'py>,
+    values: Vec<Bound<'py, PyString>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    answered(py, || {
+        let encoded = values
+            .iter()
+            .map(text_bytes)
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok(NoLogMatcher {
+            patterns: NoLogPatterns::new(encoded),
+        })
+    })
+}
+
 #[pymethods]
 impl NoLogMatcher {
-    /// `values`: the `str` values, already in the order ansible-core applies them.
-    #[new]
-    fn new(values: Vec<Bound<'_, PyString>>) -> PyResult<Self> {
-        guarded(|| {
-            let encoded = values
-                .iter()
-                .map(text_bytes)
-                .collect::<PyResult<Vec<_>>>()?;
-            Ok(NoLogMatcher {
-                patterns: NoLogPatterns::new(encoded),
-            })
-        })
-    }
-
-    /// The string ansible-core's chain of replacements makes of `text` (no exact-match test).
+    /// The string ansible-core's chain of replacements makes of `text` (no exact-match test;
+    /// for tests, which have nothing to fall back to: a panic raises `RuntimeError`).
     fn replace_all<'py>(&self, text: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyString>> {
-        guarded(|| {
+        let replaced = || {
             let bytes = text_bytes(text)?;
             match self.patterns.replace_all(&bytes) {
                 Some(out) => str_from(text.py(), &out),
                 None => Ok(text.clone()),
             }
+        };
+        super::catching_panics(replaced, || {
+            PyRuntimeError::new_err("internal error in native no_log")
         })
     }
 }
@@ -75,26 +87,25 @@ impl NoLogMatcher {
     }
 }
 
-/// `heuristic_log_sanitize`'s scan of `data`; `None` when ansible-core would return it unchanged.
+/// `heuristic_log_sanitize`'s scan of `data`: `(scanned,)`, `scanned` None when ansible-core
+/// would return `data` unchanged (a 1-tuple, since a `str` answer is a reason).
 #[pyfunction]
-fn heuristic_scan_text<'py>(data: &Bound<'py, PyString>) -> PyResult<Option<Bound<'py, PyString>>> {
-    guarded(|| {
+fn heuristic_scan_text<'py>(data: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyAny>> {
+    let py = data.py();
+    answered(py, || {
         let bytes = text_bytes(data)?;
         let scanned = if bytes.len() >= DETACH_BYTES {
-            data.py().detach(|| heuristic_scan(&bytes))
+            py.detach(|| heuristic_scan(&bytes))
         } else {
             heuristic_scan(&bytes)
         };
-        scanned.map(|out| str_from(data.py(), &out)).transpose()
+        Ok((scanned.map(|out| str_from(py, &out)).transpose()?,))
     })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add(
-        "NoLogInternalError",
-        m.py().get_type::<NoLogInternalError>(),
-    )?;
     m.add_class::<NoLogMatcher>()?;
+    m.add_function(wrap_pyfunction!(no_log_matcher, m)?)?;
     m.add_class::<walk::NoLogContext>()?;
     m.add_function(wrap_pyfunction!(heuristic_scan_text, m)?)?;
     m.add_function(wrap_pyfunction!(walk::remove_values_walk, m)?)?;

@@ -16,7 +16,7 @@ use pyo3::types::{
     PyBool, PyBytes, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple,
 };
 
-use super::{guarded, NoLogMatcher};
+use super::{answered, NoLogMatcher};
 
 mod fast;
 use crate::no_log::Scrubbed;
@@ -76,15 +76,15 @@ struct Walk<'a, 'py> {
 }
 
 /// `remove_values(value, no_log_strings)` once `no_log_strings` is sorted and compiled.
-/// Returns the result and how many values went to ansible-core's helper.
+/// Answers the result and how many values went to ansible-core's helper, as a tuple.
 #[pyfunction]
 pub fn remove_values_walk<'py>(
     value: &Bound<'py, PyAny>,
     matcher: &NoLogMatcher,
     no_log_strings: &Bound<'py, PyAny>,
     ctx: &NoLogContext,
-) -> PyResult<(Bound<'py, PyAny>, usize)> {
-    guarded(|| {
+) -> PyResult<Bound<'py, PyAny>> {
+    answered(value.py(), || {
         let mut walk = Walk::new(value.py(), matcher, no_log_strings, ctx);
         let result = walk.value_scrubbed(value)?;
         while let Some((old, new)) = walk.queue.pop_front() {
@@ -94,7 +94,8 @@ pub fn remove_values_walk<'py>(
     })
 }
 
-/// `sanitize_keys(obj, no_log_strings, ignore_keys)` once `no_log_strings` is sorted and compiled.
+/// `sanitize_keys(obj, no_log_strings, ignore_keys)` once `no_log_strings` is sorted and
+/// compiled; answers as `remove_values_walk`.
 #[pyfunction]
 pub fn sanitize_keys_walk<'py>(
     obj: &Bound<'py, PyAny>,
@@ -102,8 +103,8 @@ pub fn sanitize_keys_walk<'py>(
     no_log_strings: &Bound<'py, PyAny>,
     ignore_keys: &Bound<'py, PyAny>,
     ctx: &NoLogContext,
-) -> PyResult<(Bound<'py, PyAny>, usize)> {
-    guarded(|| {
+) -> PyResult<Bound<'py, PyAny>> {
+    answered(obj.py(), || {
         let mut walk = Walk::new(obj.py(), matcher, no_log_strings, ctx);
         let result = walk.value_copied(obj)?;
         while let Some((old, new)) = walk.queue.pop_front() {

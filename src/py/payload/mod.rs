@@ -1,5 +1,8 @@
 //! Glue for the payload engine: Python values in, the core's archive out, core errors raised
-//! as the exceptions zipfile raises for the same input.
+//! as the exceptions zipfile raises for the same input.  The calls that can leave the archive
+//! to zipfile (`payload_build_zip`, and the writer's `add`, `add_block` and `finish`) answer
+//! through [`Answer`]; an internal failure where nothing can be left to zipfile (deflating
+//! alone, filling the cache, a kept block's data) raises `PayloadInternalError`.
 
 use std::collections::HashSet;
 use std::ffi::CString;
@@ -17,14 +20,17 @@ mod block;
 use block::PayloadBlock;
 
 use crate::payload::{
-    self, DiskCache, EntryInfo, ExtraStripStyle, Limits, Method, WrittenEntry, ZipError,
+    self, DiskCache, EntryInfo, ExtraStripStyle, Fallback, Limits, Method, WrittenEntry, ZipError,
 };
+use crate::py::answer::{declining_panics, Answer};
+
+type PayloadAnswer<'py> = Answer<'py, Fallback>;
 
 pyo3::create_exception!(
     ansible_accel._native,
     PayloadInternalError,
     PyRuntimeError,
-    "An internal failure of the native zip writer: the caller has zipfile write the archive."
+    "An internal failure of the native zip writer where nothing can be left to zipfile."
 );
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -136,18 +142,43 @@ fn instantiate(py: Python<'_>, module: &str, name: &str, message: String) -> PyE
     }
 }
 
-/// Runs `work` without the GIL, turning a panic into a Python error instead of unwinding.
+/// Runs `work` without the GIL: its value, or the exception zipfile raises for its error;
+/// `None` where it panicked (the panic goes no further).
 fn without_gil<T: Send>(
     py: Python<'_>,
     work: impl FnOnce() -> Result<T, ZipError> + Send,
-) -> PyResult<T> {
+) -> PyResult<Option<T>> {
     match py.detach(|| catch_unwind(AssertUnwindSafe(work))) {
-        Ok(Ok(value)) => Ok(value),
+        Ok(Ok(value)) => Ok(Some(value)),
         Ok(Err(err)) => Err(raise(py, err)),
-        Err(_) => Err(PayloadInternalError::new_err(
-            "internal error in ansible_accel's zip writer (a bug: please report it)",
-        )),
+        Err(_) => Ok(None),
     }
+}
+
+/// `without_gil` where nothing can be left to zipfile: a panic raises `PayloadInternalError`.
+fn without_gil_or_raise<T: Send>(
+    py: Python<'_>,
+    work: impl FnOnce() -> Result<T, ZipError> + Send,
+) -> PyResult<T> {
+    without_gil(py, work)?.ok_or_else(internal_error)
+}
+
+fn internal_error() -> PyErr {
+    PayloadInternalError::new_err(
+        "internal error in ansible_accel's zip writer (a bug: please report it)",
+    )
+}
+
+/// The bytes `work` (run without the GIL) writes, or the decline `why` where it panicked.
+fn archive_or_decline<'py>(
+    py: Python<'py>,
+    why: Fallback,
+    work: impl FnOnce() -> Result<Vec<u8>, ZipError> + Send,
+) -> PyResult<PayloadAnswer<'py>> {
+    Ok(match without_gil(py, work)? {
+        Some(archive) => Answer::Done(PyBytes::new(py, &archive).into_any()),
+        None => Answer::Declined(Some(why)),
+    })
 }
 
 fn warn_duplicate(py: Python<'_>, name: &str, stacklevel: i32) -> PyResult<()> {
@@ -158,17 +189,18 @@ fn warn_duplicate(py: Python<'_>, name: &str, stacklevel: i32) -> PyResult<()> {
 
 /// `payload_build_zip(entries, date_time, compression)`: the bytes of
 /// `ZipFile(BytesIO(), 'w', compression)` after `writestr(ZipInfo(name, date_time), data)`
-/// for each `(name, data)` and `close()`.  `compression` is 0 or 8.  `cache_dir`: a
-/// private directory where deflated entries are shared between processes.
+/// for each `(name, data)` and `close()`, or the reason (a `str`) zipfile must write them.
+/// `compression` is 0 or 8.  `cache_dir`: a private directory where deflated entries are
+/// shared between processes.
 #[pyfunction]
 #[pyo3(signature = (entries, date_time, compression, cache_dir=None))]
-fn payload_build_zip(
-    py: Python<'_>,
-    entries: &Bound<'_, PyAny>,
-    date_time: &Bound<'_, PyAny>,
+fn payload_build_zip<'py>(
+    py: Python<'py>,
+    entries: &Bound<'py, PyAny>,
+    date_time: &Bound<'py, PyAny>,
     compression: i64,
     cache_dir: Option<PathBuf>,
-) -> PyResult<Py<PyBytes>> {
+) -> PyResult<Bound<'py, PyAny>> {
     let date_time = extract_date_time(date_time)?;
     let method = method_from(compression)?;
     let mut items: Vec<(String, Data)> = Vec::new();
@@ -222,7 +254,7 @@ fn payload_build_zip(
         }
         items.push((name, Data::extract(&pair.get_item(1)?)?));
     }
-    let archive = without_gil(py, || {
+    let answer = archive_or_decline(py, Fallback::BuildZipInternalError, || {
         let mut writer = payload::ZipWriter::new(Limits::default())
             .with_disk_cache(cache_dir.map(DiskCache::new));
         for (name, data) in &items {
@@ -230,17 +262,17 @@ fn payload_build_zip(
         }
         writer.finish(b"", ExtraStripStyle::Splitting)
     })?;
-    if let Some(err) = unencodable {
+    if let (Some(err), Answer::Done(_)) = (unencodable, &answer) {
         return Err(err);
     }
-    Ok(PyBytes::new(py, &archive).unbind())
+    answer.into_python(py)
 }
 
 /// `payload_deflate(data) -> bytes`: the raw deflate stream zipfile would store for `data`,
 /// so the Python side can check this zlib against the interpreter's once.
 #[pyfunction]
 fn payload_deflate(py: Python<'_>, data: PyBackedBytes) -> PyResult<Py<PyBytes>> {
-    let deflated = without_gil(py, || payload::deflate_raw(&data))?;
+    let deflated = without_gil_or_raise(py, || payload::deflate_raw(&data))?;
     Ok(PyBytes::new(py, &deflated).unbind())
 }
 
@@ -277,7 +309,7 @@ fn payload_warm_cache(
     cache_dir: Option<PathBuf>,
 ) -> PyResult<usize> {
     let disk = cache_dir.map(DiskCache::new);
-    without_gil(py, || {
+    without_gil_or_raise(py, || {
         for data in &datas {
             payload::compress_entry(Method::Deflated, data, disk.as_ref())?;
         }
@@ -324,15 +356,16 @@ impl PayloadZipWriter {
 
     /// One entry from a `ZipInfo`'s fields; returns what `writestr` sets on the `ZipInfo`:
     /// (header_offset, CRC, compress_size, file_size, flag_bits, external_attr,
-    /// create_version, extract_version).  `precompressed` is (crc, deflated bytes) when the
-    /// caller compressed the data itself (a compression level zlib must apply).
+    /// create_version, extract_version), or the reason (a `str`) zipfile must carry on.
+    /// `precompressed` is (crc, deflated bytes) when the caller compressed the data itself
+    /// (a compression level zlib must apply).
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (filename, date_time, compress_type, create_system, create_version, extract_version, reserved, internal_attr, external_attr, extra, comment, data, precompressed=None))]
-    fn add(
+    fn add<'py>(
         &mut self,
-        py: Python<'_>,
+        py: Python<'py>,
         filename: String,
-        date_time: &Bound<'_, PyAny>,
+        date_time: &Bound<'py, PyAny>,
         compress_type: i64,
         create_system: i64,
         create_version: i64,
@@ -342,9 +375,9 @@ impl PayloadZipWriter {
         external_attr: i64,
         extra: Vec<u8>,
         comment: Vec<u8>,
-        data: &Bound<'_, PyAny>,
+        data: &Bound<'py, PyAny>,
         precompressed: Option<(u32, PyBackedBytes)>,
-    ) -> PyResult<WrittenFields> {
+    ) -> PyResult<Bound<'py, PyAny>> {
         let date_time = extract_date_time(date_time)?;
         let info = EntryInfo {
             name: filename,
@@ -363,7 +396,7 @@ impl PayloadZipWriter {
         let writer = self.writer.as_mut().ok_or_else(|| {
             PyValueError::new_err("Attempt to write to ZIP archive that was already closed")
         })?;
-        let written: WrittenEntry = without_gil(py, || {
+        let written: Option<WrittenEntry> = without_gil(py, || {
             let bytes = data.as_slice();
             match precompressed {
                 Some((crc, deflated)) => {
@@ -377,7 +410,11 @@ impl PayloadZipWriter {
                 None => writer.add(info, bytes),
             }
         })?;
-        Ok(block::fields(&written))
+        let answer = match written {
+            Some(written) => Answer::Done(block::fields(&written).into_pyobject(py)?.into_any()),
+            None => Answer::Declined(Some(Fallback::WriterInternalError)),
+        };
+        answer.into_python(py)
     }
 
     /// Many `add`s in one call, the GIL released once: `entries` is a list of tuples of
@@ -475,35 +512,42 @@ impl PayloadZipWriter {
     }
 
     /// `block`'s entries, dated `date_time`, written into this empty archive: what each
-    /// entry's `ZipInfo` gets, in order; None (nothing written) where they cannot be.
-    fn add_block(
+    /// entry's `ZipInfo` gets, in order; None (nothing written) where they cannot be; the
+    /// reason (a `str`) zipfile must write the archive where the writer failed inside.
+    fn add_block<'py>(
         &mut self,
+        py: Python<'py>,
         block: &PayloadBlock,
-        date_time: &Bound<'_, PyAny>,
-    ) -> PyResult<Option<Vec<WrittenFields>>> {
+        date_time: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let date_time = extract_date_time(date_time)?;
-        let Some(writer) = self.writer.as_mut() else {
-            return Ok(None);
-        };
-        let written = catch_unwind(AssertUnwindSafe(|| {
-            writer.add_block(&block.block, date_time)
-        }))
-        .map_err(|_| {
-            PayloadInternalError::new_err(
-                "internal error in ansible_accel's zip writer (a bug: please report it)",
-            )
+        let answer = declining_panics(Fallback::WriterInternalError, || {
+            let written = match self.writer.as_mut() {
+                Some(writer) => writer.add_block(&block.block, date_time),
+                None => None,
+            };
+            Ok(match written {
+                Some(w) => {
+                    let fields: Vec<WrittenFields> = w.iter().map(block::fields).collect();
+                    Answer::Done(fields.into_pyobject(py)?.into_any())
+                }
+                None => Answer::Declined(None),
+            })
         })?;
-        Ok(written.map(|w| w.iter().map(block::fields).collect()))
+        answer.into_python(py)
     }
 
-    /// `close()`: the whole archive (what the BytesIO holds).  The writer is spent.
-    fn finish(&mut self, py: Python<'_>, comment: Vec<u8>) -> PyResult<Py<PyBytes>> {
+    /// `close()`: the whole archive (what the BytesIO holds), or the reason (a `str`)
+    /// zipfile must write it.  The writer is spent.
+    fn finish<'py>(&mut self, py: Python<'py>, comment: Vec<u8>) -> PyResult<Bound<'py, PyAny>> {
         let writer = self
             .writer
             .take()
             .ok_or_else(|| PyValueError::new_err("the archive was already finished"))?;
         let strip_style = self.strip_style;
-        let archive = without_gil(py, move || writer.finish(&comment, strip_style))?;
-        Ok(PyBytes::new(py, &archive).unbind())
+        archive_or_decline(py, Fallback::WriterInternalError, move || {
+            writer.finish(&comment, strip_style)
+        })?
+        .into_python(py)
     }
 }
