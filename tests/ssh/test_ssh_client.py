@@ -12,6 +12,7 @@ import pty
 import selectors
 import shutil
 import subprocess
+import sys
 import tempfile
 
 import pytest
@@ -196,3 +197,12 @@ def test_the_closing_line_names_the_host_as_ssh_does(sshd, master, learned):
     assert isinstance(through[3], _ssh_mux.Session)
     assert through[:3] == plain[:3]
     assert plain[2].endswith(b"closed.\r\n"), plain[2]
+
+
+def test_the_benchmark_runs_and_compares(sshd):
+    """``python -m benches.ssh_client`` (a few commands): both ways run, with equal results."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    done = subprocess.run([sys.executable, "-m", "benches.ssh_client", "--rounds", "1", "--commands", "2"], cwd=root,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "through the master" in done.stdout and "(results equal)" in done.stdout, done.stdout
