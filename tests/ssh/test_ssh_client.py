@@ -206,3 +206,16 @@ def test_the_benchmark_runs_and_compares(sshd):
                           capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "through the master" in done.stdout and "(results equal)" in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize("data", [None, b"", b"line\n" * 50_000], ids=["no input", "empty", "250 kB"])
+def test_communicate_gives_what_ssh_gives(sshd, master, learned, data):
+    args = [b"ssh", *master, b"127.0.0.1", b"wc -c; echo err >&2; exit 5"]
+    results = []
+    for popen in (subprocess.Popen, ssh_client._popen):
+        with popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+            out, err = process.communicate(data, timeout=60)
+            results.append((process.wait(), out, err, type(process)))
+    assert results[1][3] is _ssh_mux.Session
+    assert results[0][:3] == results[1][:3]
+    assert results[0][0] == 5 and int(results[0][1]) == len(data or b"")
