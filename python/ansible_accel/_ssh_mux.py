@@ -35,7 +35,12 @@ EXIT_FAILED = 255  # what the client exits with when the master gives no exit st
 
 
 class Refused(Exception):
-    """No session was opened; the message says why."""
+    """No session was opened: ``reason`` says why in a few fixed words (what is counted),
+    ``detail`` adds what was seen."""
+
+    def __init__(self, reason: str, detail: str = ""):
+        super().__init__(f"{reason} ({detail})" if detail else reason)
+        self.reason = reason
 
 
 def _u32(value: int) -> bytes:
@@ -151,7 +156,7 @@ class Session:
             try:
                 sock.connect(control_path)
             except OSError as ex:
-                raise Refused(f"no master listening ({ex.strerror or ex})") from None
+                raise Refused("no master listening", str(ex.strerror or ex)) from None
             wire = _Wire(sock)
             self._hello(wire)
             self._alive(wire)
@@ -178,7 +183,7 @@ class Session:
             sock.close()
             for fd in ours + theirs:
                 os.close(fd)
-            raise Refused(f"the master did not answer ({ex.strerror or ex})") from None
+            raise Refused("the master did not answer", str(ex.strerror or ex)) from None
         if stdin == -1:
             self.stdin = io.open(theirs.pop(0), "wb", -1)
         self.stdout = io.open(theirs[0], "rb", -1)
@@ -201,7 +206,7 @@ class Session:
             raise Refused("the master closed the connection")
         kind, version = _words(body, 2)
         if kind != HELLO or version != VERSION:
-            raise Refused(f"the master speaks another protocol (0x{kind:08x} version {version})")
+            raise Refused("the master speaks another protocol", f"0x{kind:08x} version {version}")
 
     @staticmethod
     def _alive(wire: _Wire) -> None:
@@ -211,7 +216,7 @@ class Session:
             raise Refused("the master closed the connection")
         kind, request = _words(body, 2)
         if kind != S_ALIVE or request != 0:
-            raise Refused(f"the master failed its alive check (0x{kind:08x})")
+            raise Refused("the master failed its alive check", f"0x{kind:08x}")
 
     @staticmethod
     def _open(wire: _Wire, command: bytes, tty: bool, escape: int, term: bytes, env: list[bytes], fds: list[int]) -> int:
@@ -224,12 +229,12 @@ class Session:
             raise Refused("the master closed the connection")
         kind, request = _words(body, 2)
         if request != 1:
-            raise Refused(f"the master answered another request ({request})")
+            raise Refused("the master answered another request", str(request))
         if kind == S_SESSION_OPENED:
             return _words(body, 3)[2]
         if kind in (S_PERMISSION_DENIED, S_FAILURE):
-            raise Refused(f"the master declined the session: {_text(body, 8)}")
-        raise Refused(f"unexpected answer from the master (0x{kind:08x})")
+            raise Refused("the master declined the session", _text(body, 8))
+        raise Refused("unexpected answer from the master", f"0x{kind:08x}")
 
     def _follow(self) -> None:
         """Until the master closes the control connection: its exit status and, on a terminal

@@ -106,14 +106,10 @@ def _popen(args, *pargs, **kwargs):
     try:
         session = _ssh_mux.Session(stdin=kwargs["stdin"], **plan)
     except _ssh_mux.Refused as ex:
-        _counters.fallback(PATH, f"master: {_reason_kind(str(ex))}")
+        _counters.fallback(PATH, f"master: {ex.reason}")
         return original(args, *pargs, **kwargs)
     _counters.native(PATH)
     return session
-
-
-def _reason_kind(message: str) -> str:
-    return message.split(" (", 1)[0].split(":", 1)[0]
 
 
 def _session_plan(args, pargs, kwargs) -> tuple[dict | None, str | None]:
