@@ -57,18 +57,21 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "tests", "ssh"))
 import _sshd
 
-MODES = ("off", "on", "runner", "remote", "remote-py", "remote-sshproc", "mitogen")
+MODES = ("off", "on", "runner", "remote", "remote-py", "remote-sshproc", "remote-cmd", "mitogen")
 # "on+remote": the accelerator as it comes, with the remote runner, which runs the modules in a
 # warm runner on each host; "remote-py" the same with the Python client on every host
 # (ANSIBLE_ACCEL_REMOTE_CLIENT=python) instead of the native one, shown as on+remote/py;
 # "remote-sshproc" the same with an ssh process for every SSH command (ANSIBLE_ACCEL_SSH_CLIENT=0)
-# instead of sessions opened in the ControlPersist master from the worker, on+remote/ssh.  The
+# instead of sessions opened in the ControlPersist master from the worker, on+remote/ssh;
+# "remote-cmd" the same with an SSH command for every pipelined module
+# (ANSIBLE_ACCEL_REMOTE_DIRECT=0) instead of a run through the host's keeper, on+remote/cmd.  The
 # other accelerated modes have the remote runner switched off (ANSIBLE_ACCEL_REMOTE_RUNNER=0):
 # "runner" ("on/no-remote") the controller-side paths alone, "on" the local runner off as well.
 LABELS = {"off": "off", "on": "on/no-runners", "runner": "on/no-remote", "remote": "on+remote",
-          "remote-py": "on+remote/py", "remote-sshproc": "on+remote/ssh", "mitogen": "mitogen"}
-REMOTE_MODES = ("remote", "remote-py", "remote-sshproc")
-NOT_BY_DEFAULT = ("on", "remote-py", "remote-sshproc")
+          "remote-py": "on+remote/py", "remote-sshproc": "on+remote/ssh", "remote-cmd": "on+remote/cmd",
+          "mitogen": "mitogen"}
+REMOTE_MODES = ("remote", "remote-py", "remote-sshproc", "remote-cmd")
+NOT_BY_DEFAULT = ("on", "remote-py", "remote-sshproc", "remote-cmd")
 SETTLE_SECONDS = 30.0
 MAX_LISTEN_ADDRESSES = 16  # sshd's limit on the sockets it listens on
 
@@ -122,6 +125,8 @@ def one_run(env: dict, server: _sshd.Sshd, playbook: str, mode: str, pipelining:
         environ["ANSIBLE_ACCEL_REMOTE_CLIENT"] = "python"
     if mode == "remote-sshproc":
         environ["ANSIBLE_ACCEL_SSH_CLIENT"] = "0"
+    if mode == "remote-cmd":
+        environ["ANSIBLE_ACCEL_REMOTE_DIRECT"] = "0"
     _end_connections(server)  # nothing open from before
     load_before = list(os.getloadavg())
     hosts_before = server.cpu()

@@ -232,7 +232,8 @@ def _field(value):
 
 
 def serve_step(conn):
-    """Take one request on ``conn`` (a connection of the steps socket) and answer it."""
+    """Take one request on ``conn`` (a connection of the steps socket) and answer it; True when
+    ``conn`` is kept (a module started: its relay has it)."""
     import socket
 
     conn.setblocking(True)
@@ -249,6 +250,8 @@ def serve_step(conn):
         if total > STEP_LIMIT:
             raise EOFError("the request is too large")
         fields.append(_read_exactly(conn, size))
+    if head[:1] == b"X":
+        return start_module(conn, fields)
     try:
         answer = b"0" + _field(take_step(head[:1], fields))
     except _Declined as ex:
@@ -256,6 +259,7 @@ def serve_step(conn):
     except OSError as ex:
         answer = b"1" + _field((ex.strerror or type(ex).__name__).encode("utf-8", "replace"))
     conn.sendall(answer)
+    return False
 
 
 class _Declined(Exception):
@@ -315,6 +319,277 @@ def take_step(kind, fields):
     raise _Declined("an unknown step")
 
 
+# --- modules run through the keeper, without an SSH command of their own -------------------------
+
+_RDIR = []  # the runner's directory, once supervise() runs
+RUNNER_LIMIT = 256  # modules running through the keeper at once
+_relays = []
+
+
+def _strings(items):
+    return len(items).to_bytes(4, "little") + b"".join(_field(item) for item in items)
+
+
+def _snapshot_parts(data):
+    """(working directory, the request's part after argv up to the process group, the part
+    after it) of a snapshot the client printed (``client.py --snapshot``)."""
+    if data[:4] != b"AAS1":
+        raise _Declined("a snapshot of another format")
+    parts, at = [], 4
+    for _ in range(3):
+        size = int.from_bytes(data[at:at + 4], "little")
+        if at + 4 + size > len(data):
+            raise _Declined("a snapshot cut short")
+        parts.append(data[at + 4:at + 4 + size])
+        at += 4 + size
+    return parts
+
+
+def _environ_of(middle):
+    count, at, entries = int.from_bytes(middle[:4], "little"), 4, []
+    for _ in range(count):
+        size = int.from_bytes(middle[at:at + 4], "little")
+        entries.append(middle[at + 4:at + 4 + size])
+        at += 4 + size
+    return entries
+
+
+def start_module(conn, fields):
+    """``X``: SHELL, SUFFIX, SNAPSHOT, then the module's argv.  Run the module through the
+    runner as the command ``SHELL -c '[NAME=VALUE...] PYTHON [SCRIPT]SUFFIX'`` would run it, with
+    the process state of SNAPSHOT (what the client printed for a command of that shape on this
+    connection) and three new pipes; answer ``0`` once the runner started it (its output and
+    exit status follow as frames, ``_Relay``) or ``1`` and why not (nothing ran).  True: the
+    connection is the relay's."""
+    import socket
+
+    try:
+        if len(fields) < 4:
+            raise _Declined("a request without a module")
+        shell, suffix, argv = os.fsdecode(fields[0]), os.fsdecode(fields[1]), fields[3:]
+        if not shell.startswith("/") or os.path.basename(os.path.realpath(shell)) != "dash":
+            raise _Declined("a shell other than dash")
+        if os.path.basename(os.path.realpath(_login_shell())) not in ("bash", "dash"):
+            raise _Declined("a login shell other than bash or dash")
+        if len(_relays) >= RUNNER_LIMIT:
+            raise _Declined("too many modules running through the keeper")
+        cwd, middle, tail = _snapshot_parts(fields[2])
+        body = b"AAR1" + _strings(argv) + middle + (0).to_bytes(4, "little") + tail
+        runner = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    except _Declined as ex:
+        conn.sendall(b"1" + _field(str(ex).encode("utf-8", "replace")))
+        return False
+    ours, theirs = [], []
+    try:
+        try:
+            theirs.append(os.open(cwd, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC))
+        except OSError as ex:
+            raise _Declined("no working directory: " + (ex.strerror or "")) from None
+        conn.settimeout(None)
+        stdin_r, stdin_w = os.pipe2(os.O_CLOEXEC)
+        theirs.insert(0, stdin_r)
+        ours.append(stdin_w)
+        for _ in range(2):  # standard output and error
+            read_end, write_end = os.pipe2(os.O_CLOEXEC)
+            theirs.insert(-1, write_end)
+            ours.append(read_end)
+        try:
+            runner.connect(os.path.join(_RDIR[0], SOCKET))
+            request = len(body).to_bytes(4, "little") + body
+            fds = b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in theirs)
+            sent = runner.sendmsg([request], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
+            if sent < len(request):
+                runner.sendall(request[sent:])
+            head = _read_exactly(runner, 5)
+            reason = _read_exactly(runner, min(int.from_bytes(head[1:], "little"), 65536)) if head[:1] == b"R" else b""
+        except (OSError, EOFError) as ex:
+            raise _Declined("the runner did not answer: " + (getattr(ex, "strerror", None) or type(ex).__name__))
+        if head[:1] == b"R":
+            raise _Declined("the runner: " + reason.decode("utf-8", "replace"))
+        if head[:1] != b"S":
+            raise _Declined("the runner sent an invalid reply")
+    except (_Declined, OSError) as ex:
+        runner.close()
+        for fd in ours + theirs:
+            os.close(fd)
+        why = str(ex) if isinstance(ex, _Declined) else (ex.strerror or type(ex).__name__)
+        conn.sendall(b"1" + _field(why.encode("utf-8", "replace")))
+        return False
+    for fd in theirs:
+        os.close(fd)
+    relay = _Relay(conn, runner, ours, (shell, suffix), _environ_of(middle))
+    try:
+        conn.sendall(b"0" + _field(b""))
+    except OSError:
+        relay.controller_gone()
+    _relays.append(relay)
+    relay.start()
+    return True
+
+
+class _Relay:
+    """One module's streams between its pipes and the controller's connection: frames of one
+    byte of kind, four of length (little-endian) and the data.  From the controller: ``I``
+    (standard input), ``E`` (its end).  To it: ``O`` (standard output), ``e`` (standard error),
+    then ``X`` and the command's exit status (four bytes) once the module ended and its output
+    pipes reached their end, as sshd sends them: a module killed by a signal gives 128 + its
+    number and the shell's line about it, as the command would (``_shell_says``).  The
+    controller going away closes the module's pipes, as sshd closes a channel's; the module
+    then runs on to its end as it would there."""
+
+    def __init__(self, conn, runner, fds, shell, environ):
+        self.conn, self.runner, self.shell, self.environ = conn, runner, shell, environ
+        self.stdin, out, err = fds
+        self.outputs = {out: b"O", err: b"e"}
+        self.pending, self.eof, self.inbuf, self.status, self.open = bytearray(), False, bytearray(), None, True
+
+    def start(self):
+        import socket
+        import threading
+
+        self.waitall = socket.MSG_WAITALL
+        os.set_blocking(self.stdin, False)
+        threading.Thread(target=self.run, name="module relay", daemon=True).start()
+
+    def controller_gone(self):
+        self.open = False
+        self._close_stdin()
+        for fd in list(self.outputs):
+            os.close(fd)
+        self.outputs.clear()
+
+    def _close_stdin(self):
+        if self.stdin is not None:
+            os.close(self.stdin)
+            self.stdin, self.pending = None, bytearray()
+
+    def _send(self, kind, data):
+        if self.open:
+            try:
+                self.conn.sendall(kind + len(data).to_bytes(4, "little") + data)
+            except OSError:
+                self.controller_gone()
+
+    def _from_controller(self):
+        try:
+            data = self.conn.recv(1 << 16)
+        except OSError:
+            data = b""
+        if not data:
+            self.controller_gone()
+            return
+        self.inbuf += data
+        while len(self.inbuf) >= 5:
+            size = int.from_bytes(self.inbuf[1:5], "little")
+            if len(self.inbuf) < 5 + size:
+                break
+            kind, chunk = self.inbuf[:1], bytes(self.inbuf[5:5 + size])
+            del self.inbuf[:5 + size]
+            if kind == b"I" and self.stdin is not None:
+                self.pending += chunk
+            elif kind == b"E":
+                self.eof = True
+
+    def _feed(self):
+        try:
+            written = os.write(self.stdin, self.pending[:1 << 16])
+            del self.pending[:written]
+        except BlockingIOError:
+            pass
+        except OSError:  # the module closed its standard input: the rest is dropped, as sshd drops it
+            self._close_stdin()
+
+    def run(self):
+        try:
+            self._loop()
+        finally:
+            _relays.remove(self)
+            self.runner.close()
+            for fd in list(self.outputs):
+                os.close(fd)
+            self._close_stdin()
+            self.conn.close()
+
+    def _loop(self):
+        while self.outputs or self.status is None:
+            if self.stdin is not None and self.eof and not self.pending:
+                self._close_stdin()
+            readable = list(self.outputs) + ([self.conn] if self.open else []) + \
+                ([self.runner] if self.status is None else [])
+            writable = [self.stdin] if self.stdin is not None and self.pending else []
+            try:
+                ready, can_write, _ = select.select(readable, writable, [])
+            except InterruptedError:
+                continue
+            if can_write:
+                self._feed()
+            for item in ready:
+                if item is self.conn:
+                    self._from_controller()
+                elif item is self.runner:
+                    head = self.runner.recv(5, self.waitall)
+                    self.status = int.from_bytes(head[1:5], "little", signed=True) if len(head) == 5 and \
+                        head[:1] == b"X" else -1
+                elif item in self.outputs:
+                    data = os.read(item, 1 << 16)
+                    if data:
+                        self._send(self.outputs[item], data)
+                    else:
+                        os.close(item)
+                        del self.outputs[item]
+        rc, said = self._exit_status()
+        if said:
+            self._send(b"e", said)
+        self._send(b"X", rc.to_bytes(4, "little"))
+
+    def _exit_status(self):
+        status = self.status
+        if status == -1:  # as the client ends when the runner is gone before telling
+            return 1, b"ansible-accel-run: the runner ended before the module's exit status was known\n"
+        if os.WIFEXITED(status):
+            return os.WEXITSTATUS(status), b""
+        sig = os.WTERMSIG(status)
+        said = _shell_says(*self.shell, sig, self.environ)
+        if said.endswith(b"\n") and os.WCOREDUMP(status):
+            said = said[:-1] + b" (core dumped)\n"
+        return 128 + sig, said
+
+
+def _login_shell():
+    import pwd
+
+    return pwd.getpwuid(os.getuid()).pw_shell or "/bin/sh"
+
+
+def _shell_says(shell, suffix, sig, environ):
+    """What the command ``SHELL -c 'PROGRAM[SUFFIX]'`` started by sshd through the user's login
+    shell prints on its standard error when PROGRAM is killed by ``sig`` (without a core dump),
+    in the module's environment (its locale names the signal): found by running that, with a
+    PROGRAM that kills itself so."""
+    import shlex
+    import subprocess
+
+    env = {}
+    for entry in environ:
+        name, _, value = entry.partition(b"=")
+        env.setdefault(name, value)
+    program = f"{shell} -c {shlex.quote(f'kill -{sig} $$')}"
+    login = _login_shell()
+
+    def no_core():
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
+
+    try:
+        done = subprocess.run([os.path.basename(login), "-c", f"{shell} -c {shlex.quote(program + suffix)}"],
+                              executable=login, env=env, cwd="/", stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, preexec_fn=no_core, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return b""
+    return done.stderr
+
+
 def _remove_tree(path):
     with os.scandir(path) as entries:
         for entry in entries:
@@ -336,12 +611,14 @@ def _take_steps(listener):
         except OSError:
             return took
         took = True
+        kept = False
         try:
-            serve_step(conn)
+            kept = serve_step(conn)
         except (OSError, EOFError):
             pass  # the controller sees no answer: it treats the step as unknown
         finally:
-            conn.close()
+            if not kept:
+                conn.close()
 
 
 def _start_runner(rdir):
@@ -387,6 +664,7 @@ def _ended(pid):
 
 
 def supervise(rdir, idle):
+    _RDIR[:] = [rdir]
     sock = os.path.join(rdir, SOCKET)
     own = os.lstat(rdir).st_ino
     stop = []

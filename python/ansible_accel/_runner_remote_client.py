@@ -288,10 +288,36 @@ def end_as(status):
     posix._exit(1)
 
 
+SNAPSHOT = b"AAS1"
+
+
+def snapshot():
+    """``--snapshot``: what this process would hand the runner besides its argv and descriptors
+    (its working directory's path, environment, umask, signal mask, ignored signals and
+    resource limits), printed on standard output for the controller, which hands it to the
+    keeper with each module that reaches the host without an SSH command of its own
+    (``_runner_remote``).  The request's pieces are kept as the runner reads them: the part
+    after argv up to the process group, and the part after it."""
+    _words, environ = _started_with()
+    umask = posix.umask(0o077)
+    posix.umask(umask)
+    blocked = _signal.pthread_sigmask(_signal.SIG_BLOCK, [])
+    limits = _limits()
+    middle = _strings(environ) + _u32(umask)
+    tail = (_bitmap(blocked).to_bytes(8, "little") + _bitmap(_ignored()).to_bytes(8, "little") + _u32(len(limits))
+            + b"".join(limits))
+    view = memoryview(SNAPSHOT + b"".join(_u32(len(part)) + part for part in (posix.getcwdb(), middle, tail)))
+    while view:
+        view = view[posix.write(1, view):]
+    return 0
+
+
 def main():
     if sys.argv[1:] == ["--probe"]:  # what the protocol's probe line says: this client, version 1
         posix.write(1, PROBE_LINE)
         return 0
+    if sys.argv[1:] == ["--snapshot"]:
+        return snapshot()
     if len(sys.argv) < 3:
         posix.write(2, f"usage: {PROGRAM} SOCKET INTERPRETER [ARG...]\n".encode())
         return 2

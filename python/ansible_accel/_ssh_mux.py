@@ -128,7 +128,87 @@ def _cooked(fd: int, saved) -> None:
         pass
 
 
-class Session:
+class PopenLike:
+    """What ``subprocess.Popen`` offers a caller of ``ssh`` that is the same for every stand-in
+    for the process: ``poll()``, ``wait()``, ``communicate()``, ``returncode``, ``with``.  A
+    subclass sets ``stdin`` (or leaves it None), ``stdout`` and ``stderr`` (pipes' read ends),
+    sets ``returncode`` and then ``_done`` when its run ends, and has ``terminate``."""
+
+    def __init__(self) -> None:
+        self.returncode: int | None = None
+        self.pid = None  # no process of its own
+        self.stdin = None
+        self._done = threading.Event()
+
+    def poll(self) -> int | None:
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if not self._done.wait(timeout):
+            import subprocess
+
+            raise subprocess.TimeoutExpired("ssh", timeout)
+        return self.returncode  # type: ignore[return-value]
+
+    def communicate(self, input: bytes | None = None, timeout: float | None = None) -> tuple[bytes, bytes]:
+        """As ``Popen.communicate``: ``input`` written to the standard input (a pipe), the output
+        and error read to their end, the exit awaited."""
+        import selectors
+        import time
+
+        deadline = None if timeout is None else time.monotonic() + timeout
+        selector = selectors.DefaultSelector()
+        output = {self.stdout: [], self.stderr: []}
+        for stream in output:
+            if not stream.closed:
+                selector.register(stream, selectors.EVENT_READ)
+        pending = memoryview(input or b"")
+        if self.stdin is not None and not self.stdin.closed:
+            self.stdin.flush()
+            if pending:
+                os.set_blocking(self.stdin.fileno(), False)
+                selector.register(self.stdin, selectors.EVENT_WRITE)
+            else:
+                self.stdin.close()
+        while selector.get_map():
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            events = selector.select(left)
+            if not events and left == 0.0:
+                import subprocess
+
+                raise subprocess.TimeoutExpired("ssh", timeout)
+            for key, _ in events:
+                if key.fileobj is self.stdin:
+                    try:
+                        pending = pending[os.write(key.fd, pending[:65536]):]
+                    except BrokenPipeError:
+                        pending = pending[:0]
+                    if not pending:
+                        selector.unregister(self.stdin)
+                        self.stdin.close()
+                    continue
+                chunk = os.read(key.fd, 65536)
+                if chunk:
+                    output[key.fileobj].append(chunk)
+                else:
+                    selector.unregister(key.fileobj)
+        selector.close()
+        self.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        for stream in output:
+            stream.close()
+        return b"".join(output[self.stdout]), b"".join(output[self.stderr])
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for stream in (self.stdin, self.stdout, self.stderr):
+            if stream is not None:
+                stream.close()
+        self.wait()
+
+
+class Session(PopenLike):
     """A running command in a master's session, with ``subprocess.Popen``'s interface as far
     as a caller of ``Popen`` for ``ssh`` uses it: ``stdin``, ``stdout``, ``stderr``,
     ``poll()``, ``wait()``, ``communicate()``, ``returncode``, ``terminate()``, ``kill()``, and
@@ -141,13 +221,10 @@ class Session:
 
     def __init__(self, control_path: str, *, command: bytes, tty: bool, escape: int, term: bytes, env: list[bytes],
                  stdin, closing_line: bytes, timeout: float = 30.0):
-        self.returncode: int | None = None
-        self.pid = None  # no process of its own
-        self.stdin = None
+        super().__init__()
         self._closing_line = closing_line
         self._tty = tty
         self._terminated = False
-        self._done = threading.Event()
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         ours: list[int] = []  # the client's ends of its standard streams, held until it ends
         theirs: list[int] = []  # the caller's ends
@@ -274,75 +351,6 @@ class Session:
                 os.close(fd)
             self.returncode = status & 0xFF
             self._done.set()
-
-    # --- Popen's interface -----------------------------------------------------------------
-
-    def poll(self) -> int | None:
-        return self.returncode
-
-    def wait(self, timeout: float | None = None) -> int:
-        if not self._done.wait(timeout):
-            import subprocess
-
-            raise subprocess.TimeoutExpired("ssh", timeout)
-        return self.returncode  # type: ignore[return-value]
-
-    def communicate(self, input: bytes | None = None, timeout: float | None = None) -> tuple[bytes, bytes]:
-        """As ``Popen.communicate``: ``input`` written to the standard input (a pipe), the output
-        and error read to their end, the exit awaited."""
-        import selectors
-        import time
-
-        deadline = None if timeout is None else time.monotonic() + timeout
-        selector = selectors.DefaultSelector()
-        output = {self.stdout: [], self.stderr: []}
-        for stream in output:
-            if not stream.closed:
-                selector.register(stream, selectors.EVENT_READ)
-        pending = memoryview(input or b"")
-        if self.stdin is not None and not self.stdin.closed:
-            self.stdin.flush()
-            if pending:
-                os.set_blocking(self.stdin.fileno(), False)
-                selector.register(self.stdin, selectors.EVENT_WRITE)
-            else:
-                self.stdin.close()
-        while selector.get_map():
-            left = None if deadline is None else max(0.0, deadline - time.monotonic())
-            events = selector.select(left)
-            if not events and left == 0.0:
-                import subprocess
-
-                raise subprocess.TimeoutExpired("ssh", timeout)
-            for key, _ in events:
-                if key.fileobj is self.stdin:
-                    try:
-                        pending = pending[os.write(key.fd, pending[:65536]):]
-                    except BrokenPipeError:
-                        pending = pending[:0]
-                    if not pending:
-                        selector.unregister(self.stdin)
-                        self.stdin.close()
-                    continue
-                chunk = os.read(key.fd, 65536)
-                if chunk:
-                    output[key.fileobj].append(chunk)
-                else:
-                    selector.unregister(key.fileobj)
-        selector.close()
-        self.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
-        for stream in output:
-            stream.close()
-        return b"".join(output[self.stdout]), b"".join(output[self.stderr])
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        for stream in (self.stdin, self.stdout, self.stderr):
-            if stream is not None:
-                stream.close()
-        self.wait()
 
     def terminate(self) -> None:
         """As the client does on SIGTERM: it leaves the session (the master then ends it) and

@@ -103,6 +103,13 @@ def _popen(args, *pargs, **kwargs):
         if reason is not None:
             _counters.fallback(PATH, reason)
         return original(args, *pargs, **kwargs)
+    from . import ssh_direct
+
+    entry = ssh_direct.take(plan["command"])
+    if entry is not None:
+        run = ssh_direct.open_run(entry, plan["tty"], kwargs["stdin"])
+        if run is not None:
+            return run
     try:
         session = _ssh_mux.Session(stdin=kwargs["stdin"], **plan)
     except _ssh_mux.Refused as ex:

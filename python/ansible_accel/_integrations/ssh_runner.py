@@ -43,7 +43,7 @@ from .. import _counters, _runner_pool, _runner_remote
 from .._activation import Patch, Unavailable, core_version
 from .._patches import switched_off
 from . import runner as local_runner
-from . import ssh_keeper_steps, ssh_steps
+from . import ssh_direct, ssh_keeper_steps, ssh_steps
 
 PATH = "remote_runner"
 ENV = "ANSIBLE_ACCEL_REMOTE_RUNNER"
@@ -353,7 +353,10 @@ def _route(connection, cmd, in_data, sudoable) -> str | None:
         ssh_keeper_steps.offer(connection, os.path.dirname(sock))
     _counters.native(PATH)
     _counters.extra(PATH, f"{client} client")
-    return rewrite_command(cmd, sock, native=client == "native")
+    routed = rewrite_command(cmd, sock, native=client == "native")
+    if parsed is not None and steps:
+        ssh_direct.plan(connection, cmd, parsed, os.path.dirname(sock), in_data, routed)
+    return routed
 
 
 def _module_source(interpreter: str, script: str | None, in_data) -> bytes | None:

@@ -1,0 +1,348 @@
+"""Modules that reach the host's runner through its keeper, without an SSH command of their own
+(``remote_runner`` path; docs/runner-ssh.md#modules-through-the-keeper).
+``ANSIBLE_ACCEL_REMOTE_DIRECT=0`` leaves them to SSH commands.
+
+A pipelined module's command, ``/bin/sh -c '[NAME=VALUE...] PYTHON[ && sleep 0]'``, costs the
+host a channel of its own (sshd's process for it, the login shell, ``sh``, ``sleep``) and the
+runner's client, to run a module the runner starts by a fork.  Once a host has a runner and its
+keeper listens on its socket (which the controller reaches through the ``ControlPersist``
+connection, ``ssh_keeper_steps``), such a module goes to the keeper instead: the keeper makes
+the module's pipes, hands them to the runner with the process state a command of that shape
+gets on this connection, and relays its standard streams and exit status.
+
+The process state (working directory, environment in its order, umask, signal mask, ignored
+signals, resource limits) is what the runner's client prints with ``--snapshot`` when run by a
+command of the module's very shape (the same shell, assignments and interpreter) on the same
+connection, twice: the shape goes the ordinary way if the two differ (a login shell whose
+start-up files change the environment from one command to the next), if either printed anything
+else or failed (``sleep`` not found, for one).  The keeper takes only a shell that is ``dash``
+under a login shell that is ``bash`` or ``dash``: what they print of a module killed by a signal
+names no pid or command, and the keeper has them print it (below).
+
+The seam is the ``Popen`` of the module's command in ansible-core's ``ssh`` connection
+(``ssh_client``): ansible-core's own ``exec_command``, its retries and its reading of the
+streams run as ever, on an object with ``Popen``'s interface.  Anything that declines before
+the keeper started the module (no forward, a declining keeper or runner, a terminal asked for)
+leaves the module to its SSH command, counted by reason; once the request is out, the module
+is never run again: a connection lost then ends it with status 255, as ssh's would.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import select
+import shlex
+import socket
+import threading
+
+from .. import _counters, _ssh_mux
+from .._patches import switched_off
+
+PATH = "remote_runner"
+ENV = "ANSIBLE_ACCEL_REMOTE_DIRECT"
+DONE = "keeper: a module run (no SSH command)"
+APART = "direct apart: "
+SUFFIXES = ("", " && sleep 0")  # ansible-core 2.21 and later; 2.19
+SHAPES = 16  # process states taken per runner, at most
+TIMEOUT = 30.0
+LOST = b"ansible-accel: the connection to the host's keeper ended before the module's exit status was known\n"
+
+_planned = threading.local()
+
+
+def plan(connection, cmd: str, parsed, rdir: str, in_data, routed: str) -> None:
+    """The module of ``cmd`` goes to the runner in ``rdir`` by the command ``routed``: note
+    what its ``Popen`` needs to run it through the keeper instead, or count why it cannot."""
+    from . import ssh_keeper_steps
+
+    _planned.entry = None
+    if switched_off(ENV):
+        return
+    assignments, interpreter, script, suffix = parsed
+    if not _popen_patched():
+        why = "ssh_client switched off"
+    elif in_data is None:
+        why = "not pipelined"
+    elif suffix not in SUFFIXES:
+        why = "not ansible-core's own shell command"
+    else:
+        why = ssh_keeper_steps._why_not(connection)
+    if why is None:
+        local, why = ssh_keeper_steps._forwarded(connection)
+    if why is None:
+        state, why = _process_state(connection, cmd, assignments, interpreter, suffix, rdir)
+    if why is not None:
+        if why:
+            _counters.extra(PATH, APART + why)
+        return
+    executable = shlex.split(cmd)[0]
+    argv = [interpreter, *([script] if script is not None else [])]
+    fields = [executable.encode(), suffix.encode(), state, *(os.fsencode(a) for a in argv)]
+    _planned.entry = (routed.encode("utf-8", "surrogateescape"), local, fields)
+
+
+def _popen_patched() -> bool:
+    from ansible.plugins.connection import ssh
+
+    from . import ssh_client
+
+    return getattr(getattr(ssh, "subprocess", None), "Popen", None) is ssh_client._popen
+
+
+def take(command: bytes):
+    """What ``plan`` noted for ``command`` (then forgotten), or None."""
+    entry = getattr(_planned, "entry", None)
+    _planned.entry = None
+    return entry if entry is not None and entry[0] == command else None
+
+
+def open_run(entry, tty: bool, stdin):
+    """The module of ``entry`` started through the keeper (an object with ``Popen``'s
+    interface), or None: its SSH command runs (counted)."""
+    if tty:
+        why = "a terminal asked for"
+    elif stdin != -1:  # subprocess.PIPE
+        why = "standard input not a pipe"
+    else:
+        try:
+            run = DirectRun(entry[1], entry[2])
+        except _ssh_mux.Refused as ex:
+            why = str(ex)
+        else:
+            _counters.extra(PATH, DONE)
+            return run
+    _counters.extra(PATH, APART + why)
+    return None
+
+
+# --- the process state of a command's shape ----------------------------------------------------------
+
+
+def _process_state(connection, cmd, assignments, interpreter, suffix, rdir) -> tuple[bytes | None, str | None]:
+    """(the snapshot for this shape on this runner's connection, None) or (None, why not)."""
+    from . import ssh_runner
+
+    local_dir = ssh_runner._State.local_dir
+    executable = shlex.split(cmd)[0]
+    shape = repr((rdir, executable, assignments, interpreter, suffix)).encode("utf-8", "surrogateescape")
+    record = os.path.join(local_dir, "shape-" + hashlib.sha256(shape).hexdigest()[:24])
+    try:
+        with open(record, "rb") as handle:
+            data = handle.read()
+    except FileNotFoundError:
+        data = None
+    except OSError as ex:
+        return None, f"its process state unreadable ({ex.strerror})"
+    if data is not None:
+        if not data:
+            return None, "its process state being taken"
+        if data.startswith(b"!"):
+            return None, data[1:].decode("utf-8", "replace")
+        return data, None
+    taken = os.path.join(local_dir, "shapes-" + hashlib.sha256(rdir.encode("utf-8", "surrogateescape")).hexdigest()[:24])
+    try:
+        claim = os.open(record, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except OSError:
+        return None, "its process state being taken"
+    try:
+        with open(taken, "ab") as handle:
+            count = handle.tell()
+            handle.write(b".")
+        if count >= SHAPES:
+            state, why = None, f"more than {SHAPES} command shapes on one runner"
+        else:
+            state, why = _snapshot_twice(connection, executable, assignments, interpreter, suffix, rdir)
+        os.write(claim, state if state is not None else b"!" + why.encode("utf-8", "replace"))
+    finally:
+        os.close(claim)
+    return state, why
+
+
+def _snapshot_twice(connection, executable, assignments, interpreter, suffix, rdir) -> tuple[bytes | None, str | None]:
+    from . import runner as local_runner
+    from . import ssh_runner
+
+    inner = local_runner._join(assignments, [interpreter, "-I", "-S", os.path.join(rdir, "client.py"), "--snapshot"])
+    command = f"{executable} -c {shlex.quote(inner + suffix)}"
+    seen = []
+    for _ in range(2):
+        rc, stdout, stderr = ssh_runner._State.original_exec_command(connection, command, in_data=None, sudoable=False)
+        if rc != 0 or stderr or not _well_formed(stdout):
+            return None, f"the host's command printed or failed around the interpreter (status {rc})"
+        seen.append(stdout)
+    if seen[0] != seen[1]:
+        return None, "the host's commands start with process states that differ"
+    return seen[0], None
+
+
+def _well_formed(data: bytes) -> bool:
+    if not data.startswith(b"AAS1"):
+        return False
+    at = 4
+    for _ in range(3):
+        if at + 4 > len(data):
+            return False
+        at += 4 + int.from_bytes(data[at:at + 4], "little")
+    return at == len(data)
+
+
+# --- the module's run ---------------------------------------------------------------------------------
+
+
+class DirectRun(_ssh_mux.PopenLike):
+    """A module started by the host's keeper, with ``Popen``'s interface as ansible-core's
+    ``ssh`` connection uses it: ``stdin`` (a pipe whose bytes go to the module's standard input),
+    ``stdout``, ``stderr``, ``poll``, ``wait``, ``returncode``, ``terminate``."""
+
+    def __init__(self, local: str, fields: list[bytes]):
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(TIMEOUT)
+        try:
+            try:
+                sock.connect(local)
+                hello = _read(sock, 3)
+            except OSError:
+                hello = b""
+            if hello != b"A1\n":
+                raise _ssh_mux.Refused("the keeper did not answer")
+            sock.sendall(b"X" + bytes([len(fields)]) + b"".join(len(f).to_bytes(4, "little") + f for f in fields))
+            sock.settimeout(None)
+            try:
+                head = _read(sock, 5)
+                value = _read(sock, int.from_bytes(head[1:5], "little")) if len(head) == 5 else b""
+            except OSError:
+                head, value = b"", b""
+        except BaseException:
+            sock.close()
+            raise
+        if head[:1] == b"1" and len(value) == int.from_bytes(head[1:5], "little"):
+            sock.close()
+            raise _ssh_mux.Refused("declined on the host: " + value.decode("utf-8", "replace"))
+        super().__init__()
+        stdin_r, stdin_w = os.pipe2(os.O_CLOEXEC)
+        out_r, out_w = os.pipe2(os.O_CLOEXEC)
+        err_r, err_w = os.pipe2(os.O_CLOEXEC)
+        self.stdin = io.open(stdin_w, "wb", -1)
+        self.stdout = io.open(out_r, "rb", -1)
+        self.stderr = io.open(err_r, "rb", -1)
+        self._sock = sock
+        started = head[:1] == b"0"  # anything else: the request went out, and what came of it is not known
+        self._relay = _Relay(sock, stdin_r, out_w, err_w, started)
+        threading.Thread(target=self._follow, name="ansible-accel module relay", daemon=True).start()
+
+    def _follow(self) -> None:
+        status = _ssh_mux.EXIT_FAILED
+        try:
+            status = self._relay.run()
+        finally:
+            self.returncode = status
+            self._done.set()
+
+    def terminate(self) -> None:
+        """As the ssh client leaves on SIGTERM: the keeper closes the module's pipes, as sshd
+        closes a channel's; the run ends with 255."""
+        if not self._done.is_set():
+            self._relay.stopped = True
+            try:
+                self._sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    kill = terminate
+
+
+class _Relay:
+    """The controller's end of a module's frames (``_runner_remote._Relay``): standard input from
+    its pipe to the keeper, standard output and error from the keeper to theirs; the exit
+    status."""
+
+    def __init__(self, sock, stdin_r, out_w, err_w, started):
+        self.sock, self.stdin, self.stopped, self.started = sock, stdin_r, False, started
+        self.outputs = {b"O": out_w, b"e": err_w}
+        self.pending = {out_w: bytearray(), err_w: bytearray()}
+        for fd in (out_w, err_w):
+            os.set_blocking(fd, False)
+
+    def run(self) -> int:
+        status = None
+        inbuf = bytearray()
+        try:
+            while self.started and status is None:
+                readable = [self.sock] + ([self.stdin] if self.stdin is not None else [])
+                writable = [fd for fd, data in self.pending.items() if data]
+                ready, can_write, _ = select.select(readable, writable, [])
+                for fd in can_write:
+                    self._drain(fd)
+                if self.stdin is not None and self.stdin in ready:
+                    self._forward_stdin()
+                if self.sock in ready:
+                    data = self.sock.recv(1 << 16)
+                    if not data:
+                        break
+                    inbuf += data
+                    status = self._frames(inbuf)
+            for fd, data in self.pending.items():
+                if data:
+                    os.set_blocking(fd, True)
+                    self._drain(fd)
+        except OSError:
+            status = None
+        finally:
+            self.sock.close()
+            if self.stdin is not None:
+                os.close(self.stdin)
+            if status is None and not self.stopped:
+                try:
+                    os.write(self.outputs[b"e"], LOST)
+                except OSError:
+                    pass
+            for fd in self.outputs.values():
+                os.close(fd)
+        return _ssh_mux.EXIT_FAILED if status is None or self.stopped else status & 0xFF
+
+    def _drain(self, fd: int) -> None:
+        data = self.pending[fd]
+        while data:
+            try:
+                del data[:os.write(fd, data[:1 << 16])]
+            except BlockingIOError:
+                return
+            except BrokenPipeError:  # the caller closed its end: the rest is dropped
+                data.clear()
+
+    def _forward_stdin(self) -> None:
+        data = os.read(self.stdin, 1 << 16)
+        if data:
+            self.sock.sendall(b"I" + len(data).to_bytes(4, "little") + data)
+        else:
+            self.sock.sendall(b"E" + bytes(4))
+            os.close(self.stdin)
+            self.stdin = None
+
+    def _frames(self, inbuf: bytearray) -> int | None:
+        """Take the whole frames in ``inbuf``: the exit status once it came, else None."""
+        while len(inbuf) >= 5:
+            size = int.from_bytes(inbuf[1:5], "little")
+            if len(inbuf) < 5 + size:
+                return None
+            kind, data = bytes(inbuf[:1]), bytes(inbuf[5:5 + size])
+            del inbuf[:5 + size]
+            if kind == b"X" and size == 4:
+                return int.from_bytes(data, "little")
+            fd = self.outputs.get(kind)
+            if fd is not None:
+                self.pending[fd] += data
+                self._drain(fd)
+        return None
+
+
+def _read(sock, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = sock.recv(size - len(data))
+        if not chunk:
+            break
+        data += chunk
+    return data
