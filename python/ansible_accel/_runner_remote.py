@@ -322,6 +322,9 @@ def take_step(kind, fields):
 # --- modules run through the keeper, without an SSH command of their own -------------------------
 
 _RDIR = []  # the runner's directory, once supervise() runs
+_MEMBERS = {}  # SHA-256 digest: a zip member's bytes, as the controller sent them once
+_MEMBERS_SIZE = [0]
+MEMBERS_LIMIT = 64 << 20  # bytes of zip members kept, at most
 RUNNER_LIMIT = 256  # modules running through the keeper at once
 _relays = []
 
@@ -354,19 +357,31 @@ def _environ_of(middle):
     return entries
 
 
+def _keep_member(data):
+    import hashlib
+
+    if _MEMBERS_SIZE[0] + len(data) <= MEMBERS_LIMIT:
+        _MEMBERS[hashlib.sha256(data).digest()] = data
+        _MEMBERS_SIZE[0] += len(data)
+
+
 def start_module(conn, fields):
-    """``X``: SHELL, SUFFIX, SNAPSHOT, then the module's argv.  Run the module through the
+    """``X``: SHELL, SUFFIX, SNAPSHOT, REFS, then the module's argv.  Run the module through the
     runner as the command ``SHELL -c '[NAME=VALUE...] PYTHON [SCRIPT]SUFFIX'`` would run it, with
     the process state of SNAPSHOT (what the client printed for a command of that shape on this
     connection) and three new pipes; answer ``0`` once the runner started it (its output and
-    exit status follow as frames, ``_Relay``) or ``1`` and why not (nothing ran).  True: the
-    connection is the relay's."""
+    exit status follow as frames, ``_Relay``) or ``1`` and why not (nothing ran).  REFS are
+    the SHA-256 digests (32 bytes each) of the kept zip members its standard input names
+    (``_Relay``): one this keeper does not hold declines it.  True: the connection is the
+    relay's."""
     import socket
 
     try:
-        if len(fields) < 4:
+        if len(fields) < 5:
             raise _Declined("a request without a module")
-        shell, suffix, argv = os.fsdecode(fields[0]), os.fsdecode(fields[1]), fields[3:]
+        shell, suffix, refs, argv = os.fsdecode(fields[0]), os.fsdecode(fields[1]), fields[3], fields[4:]
+        if any(refs[at:at + 32] not in _MEMBERS for at in range(0, len(refs), 32)):
+            raise _Declined("a zip member not kept here")
         if not shell.startswith("/") or os.path.basename(os.path.realpath(shell)) != "dash":
             raise _Declined("a shell other than dash")
         if os.path.basename(os.path.realpath(_login_shell())) not in ("bash", "dash"):
@@ -430,7 +445,11 @@ def start_module(conn, fields):
 class _Relay:
     """One module's streams between its pipes and the controller's connection: frames of one
     byte of kind, four of length (little-endian) and the data.  From the controller: ``I``
-    (standard input), ``E`` (its end).  To it: ``O`` (standard output), ``e`` (standard error),
+    (standard input), ``E`` (its end), and standard input that holds a zip in base64 given
+    by its parts: ``B`` (a zip begins), ``Z`` (its bytes), ``N`` (a member's bytes, kept
+    here by their digest for later modules), ``H`` (a kept member, by its digest), ``b`` (the
+    zip ends: its base64 goes to standard input).  To it: ``O`` (standard output), ``e``
+    (standard error),
     then ``X`` and the command's exit status (four bytes) once the module ended and its output
     pipes reached their end, as sshd sends them: a module killed by a signal gives 128 + its
     number and the shell's line about it, as the command would (``_shell_says``).  The
@@ -442,6 +461,7 @@ class _Relay:
         self.stdin, out, err = fds
         self.outputs = {out: b"O", err: b"e"}
         self.pending, self.eof, self.inbuf, self.status, self.open = bytearray(), False, bytearray(), None, True
+        self.zip = bytearray()
 
     def start(self):
         import socket
@@ -489,6 +509,24 @@ class _Relay:
                 self.pending += chunk
             elif kind == b"E":
                 self.eof = True
+            elif kind in b"BZNHb":
+                self._zip_part(kind, chunk)
+
+    def _zip_part(self, kind, chunk):
+        if kind == b"B":
+            self.zip = bytearray()
+        elif kind == b"Z":
+            self.zip += chunk
+        elif kind == b"N":
+            self.zip += chunk
+            _keep_member(chunk)
+        elif kind == b"H":
+            self.zip += _MEMBERS[chunk]
+        elif self.stdin is not None:
+            import binascii
+
+            self.pending += binascii.b2a_base64(bytes(self.zip), newline=False)
+            self.zip = bytearray()
 
     def _feed(self):
         try:

@@ -29,12 +29,15 @@ is never run again: a connection lost then ends it with status 255, as ssh's wou
 
 from __future__ import annotations
 
+import binascii
 import hashlib
 import io
 import os
+import re
 import select
 import shlex
 import socket
+import struct
 import threading
 
 from .. import _counters, _ssh_mux
@@ -43,6 +46,7 @@ from .._patches import switched_off
 PATH = "remote_runner"
 ENV = "ANSIBLE_ACCEL_REMOTE_DIRECT"
 DONE = "keeper: a module run (no SSH command)"
+BY_PARTS = "keeper: a module's input by its zip's parts"
 APART = "direct apart: "
 SUFFIXES = ("", " && sleep 0")  # ansible-core 2.21 and later; 2.19
 SHAPES = 16  # process states taken per runner, at most
@@ -50,6 +54,118 @@ TIMEOUT = 30.0
 LOST = b"ansible-accel: the connection to the host's keeper ended before the module's exit status was known\n"
 
 _planned = threading.local()
+NOT_KEPT = "a zip member not kept here"
+MEMBER_MIN = 256  # a zip member's compressed bytes worth sending once per keeper
+_ZIP_BASE64 = re.compile(rb"UEsDB[A-Za-z0-9+/]*={0,2}")  # base64 of a zip, from its first local header
+
+
+class Planned:
+    """What the ``Popen`` of a module's command needs to run it through the keeper."""
+
+    def __init__(self, command: bytes, local: str, fields: list[bytes], stdin: bytes, sent, known_file: str):
+        self.command, self.local, self.fields, self.stdin, self.sent, self.known_file = (
+            command, local, fields, stdin, sent, known_file)
+
+
+class ByParts:
+    """A module's standard input as frames that name the zip members the keeper holds:
+    ``frames`` (without the end of input), ``refs`` (the digests named, 32 bytes each),
+    ``new`` (the digests of members sent whole, which the keeper will hold)."""
+
+    def __init__(self, frames: bytes, refs: bytes, new: list[bytes]):
+        self.frames, self.refs, self.new = frames, refs, new
+
+
+def _frame(kind: bytes, data: bytes) -> bytes:
+    return kind + len(data).to_bytes(4, "little") + data
+
+
+def _by_parts(payload: bytes, known: set[bytes]) -> ByParts | None:
+    """``payload`` (an AnsiBallZ script) as frames in which the zip it carries in base64 is
+    given by its parts, each member of ``MEMBER_MIN`` compressed bytes or more by its digest
+    where the keeper holds it (``known``), else whole; None where the script carries no such
+    zip (one base64 run that decodes to a zip and encodes back to the same bytes, whose local
+    headers give each member's size)."""
+    best = max(_ZIP_BASE64.finditer(payload), key=lambda m: m.end() - m.start(), default=None)
+    if best is None or best.end() - best.start() < 4096:
+        return None
+    span = payload[best.start():best.end()]
+    try:
+        data = binascii.a2b_base64(span, strict_mode=True)
+    except (binascii.Error, ValueError):
+        return None
+    pieces = _zip_pieces(data) if binascii.b2a_base64(data, newline=False) == span else None
+    if pieces is None:
+        return None
+    frames, refs, new = [_frame(b"I", payload[:best.start()]), _frame(b"B", b"")], [], []
+    for literal, digest, member in pieces:
+        if literal:
+            frames.append(_frame(b"Z", literal))
+        if digest is None:
+            continue
+        if digest in known:
+            frames.append(_frame(b"H", digest))
+            refs.append(digest)
+        else:
+            frames.append(_frame(b"N", member))
+            new.append(digest)
+    frames += [_frame(b"b", b""), _frame(b"I", payload[best.end():])]
+    return ByParts(b"".join(frames), b"".join(refs), new)
+
+
+def _zip_pieces(data: bytes) -> list[tuple[bytes, bytes | None, bytes]] | None:
+    """The zip's bytes as (literal bytes, then a member's digest or None, its compressed bytes),
+    in order; None where a local header does not give its member's size (a data descriptor,
+    ZIP64) or runs past the end."""
+    pieces, at, literal_from = [], 0, 0
+    while data.startswith(b"PK\x03\x04", at):
+        if at + 30 > len(data):
+            return None
+        (flags,) = struct.unpack_from("<H", data, at + 6)
+        (size,) = struct.unpack_from("<I", data, at + 18)
+        name_length, extra_length = struct.unpack_from("<HH", data, at + 26)
+        if flags & 0x08 or size == 0xFFFFFFFF:
+            return None
+        start = at + 30 + name_length + extra_length
+        end = start + size
+        if end > len(data):
+            return None
+        if size >= MEMBER_MIN:
+            member = data[start:end]
+            pieces.append((data[literal_from:start], hashlib.sha256(member).digest(), member))
+            literal_from = end
+        at = end
+    pieces.append((data[literal_from:], None, b""))
+    return pieces
+
+
+def _known(path: str) -> set[bytes]:
+    """The digests of the zip members the keeper holds, as this run's controller sent them."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return set()
+    return {data[at:at + 32] for at in range(0, len(data) - len(data) % 32, 32)}
+
+
+def _note_known(path: str, digests: list[bytes]) -> None:
+    if digests:
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+            try:
+                os.write(fd, b"".join(digests))
+            finally:
+                os.close(fd)
+        except OSError:
+            pass
+
+
+def _forget_known(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def plan(connection, cmd: str, parsed, rdir: str, in_data, routed: str) -> None:
@@ -79,8 +195,11 @@ def plan(connection, cmd: str, parsed, rdir: str, in_data, routed: str) -> None:
         return
     executable = shlex.split(cmd)[0]
     argv = [interpreter, *([script] if script is not None else [])]
-    fields = [executable.encode(), suffix.encode(), state, *(os.fsencode(a) for a in argv)]
-    _planned.entry = (routed.encode("utf-8", "surrogateescape"), local, fields)
+    known_file = os.path.join(os.path.dirname(local), "known-" + hashlib.sha256(rdir.encode("utf-8", "surrogateescape")).hexdigest()[:24])
+    sent = _by_parts(in_data, _known(known_file))
+    refs = sent.refs if sent is not None else b""
+    fields = [executable.encode(), suffix.encode(), state, refs, *(os.fsencode(a) for a in argv)]
+    _planned.entry = Planned(routed.encode("utf-8", "surrogateescape"), local, fields, in_data, sent, known_file)
 
 
 def _popen_patched() -> bool:
@@ -95,7 +214,7 @@ def take(command: bytes):
     """What ``plan`` noted for ``command`` (then forgotten), or None."""
     entry = getattr(_planned, "entry", None)
     _planned.entry = None
-    return entry if entry is not None and entry[0] == command else None
+    return entry if entry is not None and entry.command == command else None
 
 
 def open_run(entry, tty: bool, stdin):
@@ -107,9 +226,11 @@ def open_run(entry, tty: bool, stdin):
         why = "standard input not a pipe"
     else:
         try:
-            run = DirectRun(entry[1], entry[2])
+            run = DirectRun(entry)
         except _ssh_mux.Refused as ex:
             why = str(ex)
+            if why.endswith(NOT_KEPT):  # the keeper is not the one the record was made for
+                _forget_known(entry.known_file)
         else:
             _counters.extra(PATH, DONE)
             return run
@@ -196,7 +317,8 @@ class DirectRun(_ssh_mux.PopenLike):
     ``ssh`` connection uses it: ``stdin`` (a pipe whose bytes go to the module's standard input),
     ``stdout``, ``stderr``, ``poll``, ``wait``, ``returncode``, ``terminate``."""
 
-    def __init__(self, local: str, fields: list[bytes]):
+    def __init__(self, entry: Planned):
+        local, fields = entry.local, entry.fields
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.settimeout(TIMEOUT)
         try:
@@ -229,7 +351,9 @@ class DirectRun(_ssh_mux.PopenLike):
         self.stderr = io.open(err_r, "rb", -1)
         self._sock = sock
         started = head[:1] == b"0"  # anything else: the request went out, and what came of it is not known
-        self._relay = _Relay(sock, stdin_r, out_w, err_w, started)
+        if started and entry.sent is not None:
+            _note_known(entry.known_file, entry.sent.new)
+        self._relay = _Relay(sock, stdin_r, out_w, err_w, started, entry)
         threading.Thread(target=self._follow, name="ansible-accel module relay", daemon=True).start()
 
     def _follow(self) -> None:
@@ -258,8 +382,11 @@ class _Relay:
     its pipe to the keeper, standard output and error from the keeper to theirs; the exit
     status."""
 
-    def __init__(self, sock, stdin_r, out_w, err_w, started):
+    def __init__(self, sock, stdin_r, out_w, err_w, started, entry: Planned):
         self.sock, self.stdin, self.stopped, self.started = sock, stdin_r, False, started
+        # Standard input given by its parts once what the caller wrote is the script they
+        # were made from; else as written.
+        self.expected, self.sent, self.written = entry.stdin, entry.sent, bytearray()
         self.outputs = {b"O": out_w, b"e": err_w}
         self.pending = {out_w: bytearray(), err_w: bytearray()}
         for fd in (out_w, err_w):
@@ -314,12 +441,29 @@ class _Relay:
 
     def _forward_stdin(self) -> None:
         data = os.read(self.stdin, 1 << 16)
-        if data:
-            self.sock.sendall(b"I" + len(data).to_bytes(4, "little") + data)
-        else:
-            self.sock.sendall(b"E" + bytes(4))
-            os.close(self.stdin)
-            self.stdin = None
+        if self.sent is not None:
+            self.written += data
+            if data and self.expected.startswith(self.written):
+                return
+            if not data and self.written == self.expected:
+                _counters.extra(PATH, BY_PARTS)
+                self.sock.sendall(self.sent.frames + _frame(b"E", b""))
+                self._end_stdin()
+                return
+            held, self.sent = bytes(self.written), None  # not the script: as written, from here on
+            if held:
+                self.sock.sendall(_frame(b"I", held))
+            if data:
+                return
+        elif data:
+            self.sock.sendall(_frame(b"I", data))
+            return
+        self.sock.sendall(_frame(b"E", b""))
+        self._end_stdin()
+
+    def _end_stdin(self) -> None:
+        os.close(self.stdin)
+        self.stdin = None
 
     def _frames(self, inbuf: bytearray) -> int | None:
         """Take the whole frames in ``inbuf``: the exit status once it came, else None."""
