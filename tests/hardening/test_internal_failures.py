@@ -151,6 +151,34 @@ def test_writestr_many_internal_failure_hands_over_to_zipfile(monkeypatch, compr
     assert _handed_over_count() == before + 1
 
 
+@pytest.mark.parametrize("compression", [zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED])
+def test_writestr_kept_internal_failure_hands_over_to_zipfile(monkeypatch, compression):
+    """``add_block`` declining (a panic inside): nothing kept is written, zipfile takes the
+    empty archive and the caller writes the entries the ordinary way."""
+    def items():
+        made = []
+        for name, data in ENTRIES[:2]:
+            info = zipfile.ZipInfo(name, WHEN)
+            info.compress_type = compression
+            made.append((info, data))
+        return made
+
+    first = payload.PayloadZipFile(io.BytesIO(), compression)
+    first.writestr_many(items())
+    kept = first.keep_entries()
+    assert kept is not None
+    monkeypatch.setattr(_native, "PayloadZipWriter", _WriterFailingIn("add_block"))
+    before = _handed_over_count()
+    buffer = io.BytesIO()
+    archive = _counted_archive(buffer, compression)
+    assert archive.writestr_kept(kept, WHEN, [data for _, data in items()]) is False
+    assert archive._delegate is not None and archive.namelist() == []
+    archive.writestr_many(items())  # what the caller does where kept entries were not written
+    archive.close()
+    assert buffer.getvalue() == _zipfile(ENTRIES[:2], compression)
+    assert _handed_over_count() == before + 1
+
+
 class _BrokenFastPath:
     """Stands in for the native ArgspecFastPath, failing as an internal error would."""
 
