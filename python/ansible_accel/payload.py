@@ -352,11 +352,20 @@ class PayloadZipFile:
             for zinfo, data in items:
                 self.writestr(zinfo, data)
             return
-        written, error = self._writer.add_many([
+        answer = self._writer.add_many([
             (z.filename, z.date_time, z.compress_type, z.create_system, z.create_version, z.extract_version,
              z.reserved, z.internal_attr, z.external_attr, z.extra, z.comment, data)
             for z, data in items
         ])  # fmt: skip
+        if isinstance(answer, str):
+            # The native writer failed inside: zipfile carries on from the entries kept
+            # here (none of this batch), so nothing written so far is lost.  The batch's
+            # names are all new: zipfile has no duplicate to warn about.
+            delegate = self.hand_over()
+            for zinfo, data in items:
+                delegate.writestr(zinfo, data)
+            return
+        written, error = answer
         for (zinfo, data), fields in zip(items, written):
             (
                 zinfo.header_offset, zinfo.CRC, zinfo.compress_size, zinfo.file_size,

@@ -85,6 +85,100 @@ def test_payload_zipfile_internal_failure_hands_over_to_zipfile(monkeypatch, fai
     assert archive._delegate is not None  # zipfile finished the archive
 
 
+class _WriterFailingIn:
+    """The native writer, its ``method`` answering as the glue does after a panic inside."""
+
+    def __init__(self, method):
+        self.method = method
+
+    def __call__(self, *args):
+        real = _RealWriter(*args)
+        method = self.method
+
+        class Writer:
+            def __getattr__(self, name):
+                return _failing if name == method else getattr(real, name)
+
+        return Writer()
+
+
+def _counted_archive(buffer, compression):
+    from ansible_accel._integrations.payload import _CountedPayloadZipFile
+
+    return _CountedPayloadZipFile(buffer, compression)
+
+
+def _handed_over_count():
+    return _counters.snapshot()["payload"]["fallback"].get(_failing(), 0)
+
+
+def _zipinfos(archive):
+    fields = ("filename", "date_time", "compress_type", "header_offset", "CRC", "compress_size", "file_size",
+              "flag_bits", "external_attr", "create_version", "extract_version")  # fmt: skip
+    return [tuple(getattr(i, f) for f in fields) for i in archive.infolist()]
+
+
+@pytest.mark.parametrize("compression", [zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED])
+def test_writestr_many_internal_failure_hands_over_to_zipfile(monkeypatch, compression):
+    """``add_many`` declining (a panic inside): zipfile writes the batch after the entries
+    written before it, counted as the archive handed over."""
+    monkeypatch.setattr(_native, "PayloadZipWriter", _WriterFailingIn("add_many"))
+
+    def items():
+        made = []
+        for name, data in [("first.py", b"first\n"), *ENTRIES[:2]]:
+            info = zipfile.ZipInfo(name, WHEN)
+            info.compress_type = compression
+            made.append((info, data))
+        return made
+
+    before = _handed_over_count()
+    buffer, reference_buffer = io.BytesIO(), io.BytesIO()
+    archive = _counted_archive(buffer, compression)
+    reference = zipfile.ZipFile(reference_buffer, "w", compression)
+    first, *batch = items()
+    archive.writestr(*first)
+    archive.writestr_many(batch)
+    first, *batch = items()
+    reference.writestr(*first)
+    for info, data in batch:
+        reference.writestr(info, data)
+    assert archive._delegate is not None  # zipfile took the archive
+    assert _zipinfos(archive) == _zipinfos(reference)
+    archive.close()
+    reference.close()
+    assert buffer.getvalue() == reference_buffer.getvalue()
+    assert _handed_over_count() == before + 1
+
+
+@pytest.mark.parametrize("compression", [zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED])
+def test_writestr_kept_internal_failure_hands_over_to_zipfile(monkeypatch, compression):
+    """``add_block`` declining (a panic inside): nothing kept is written, zipfile takes the
+    empty archive and the caller writes the entries the ordinary way."""
+    def items():
+        made = []
+        for name, data in ENTRIES[:2]:
+            info = zipfile.ZipInfo(name, WHEN)
+            info.compress_type = compression
+            made.append((info, data))
+        return made
+
+    first = payload.PayloadZipFile(io.BytesIO(), compression)
+    first.writestr_many(items())
+    kept = first.keep_entries()
+    assert kept is not None
+    monkeypatch.setattr(_native, "PayloadZipWriter", _WriterFailingIn("add_block"))
+    before = _handed_over_count()
+    buffer = io.BytesIO()
+    archive = _counted_archive(buffer, compression)
+    assert archive.writestr_kept(kept, WHEN, [data for _, data in items()]) is False
+    assert archive._delegate is not None and archive.namelist() == []
+    archive.writestr_many(items())  # what the caller does where kept entries were not written
+    archive.close()
+    assert buffer.getvalue() == _zipfile(ENTRIES[:2], compression)
+    assert _handed_over_count() == before + 1
+
+
 class _BrokenFastPath:
     """Stands in for the native ArgspecFastPath, failing as an internal error would."""
 

@@ -1,8 +1,9 @@
 //! Glue for the payload engine: Python values in, the core's archive out, core errors raised
 //! as the exceptions zipfile raises for the same input.  The calls that can leave the archive
-//! to zipfile (`payload_build_zip`, and the writer's `add`, `add_block` and `finish`) answer
-//! through [`Answer`]; an internal failure where nothing can be left to zipfile (deflating
-//! alone, filling the cache, a kept block's data) raises `PayloadInternalError`.
+//! to zipfile (`payload_build_zip`, and the writer's `add`, `add_many`, `add_block` and
+//! `finish`) answer through [`Answer`]; an internal failure where nothing can be left to
+//! zipfile (deflating alone, filling the cache, a kept block's data) raises
+//! `PayloadInternalError`.
 
 use std::collections::HashSet;
 use std::ffi::CString;
@@ -420,12 +421,13 @@ impl PayloadZipWriter {
     /// Many `add`s in one call, the GIL released once: `entries` is a list of tuples of
     /// `add`'s arguments (without `precompressed`).  Returns what each written entry's
     /// `ZipInfo` gets, in order, and the exception that stopped the batch (or None): the
-    /// entries before it stay written, as a loop of `writestr` would leave them.
-    fn add_many(
+    /// entries before it stay written, as a loop of `writestr` would leave them.  The reason
+    /// (a `str`) zipfile must write the archive where the writer failed inside.
+    fn add_many<'py>(
         &mut self,
-        py: Python<'_>,
-        entries: &Bound<'_, PyAny>,
-    ) -> PyResult<(Vec<WrittenFields>, Option<Py<PyAny>>)> {
+        py: Python<'py>,
+        entries: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         type Fields<'py> = (
             String,
             Bound<'py, PyAny>,
@@ -477,31 +479,26 @@ impl PayloadZipWriter {
         let writer = self.writer.as_mut().ok_or_else(|| {
             PyValueError::new_err("Attempt to write to ZIP archive that was already closed")
         })?;
-        let outcome = py.detach(|| {
-            catch_unwind(AssertUnwindSafe(|| {
-                let mut written = Vec::with_capacity(batch.len());
-                for (info, data) in batch {
-                    match writer.add(info, data.as_slice()) {
-                        Ok(entry) => written.push(entry),
-                        Err(err) => return (written, Some(err)),
-                    }
+        // The error that stops the batch is part of the answer, not the call's own error.
+        let outcome: Option<(Vec<WrittenEntry>, Option<ZipError>)> = without_gil(py, || {
+            let mut written = Vec::with_capacity(batch.len());
+            for (info, data) in batch {
+                match writer.add(info, data.as_slice()) {
+                    Ok(entry) => written.push(entry),
+                    Err(err) => return Ok((written, Some(err))),
                 }
-                (written, None)
-            }))
-        });
-        let (written, error) = match outcome {
-            Ok(done) => done,
-            Err(_) => {
-                return Err(PyRuntimeError::new_err(
-                    "internal error in ansible_accel's zip writer (a bug: please report it)",
-                ))
             }
+            Ok((written, None))
+        })?;
+        let answer = match outcome {
+            Some((written, error)) => {
+                let fields: Vec<WrittenFields> = written.iter().map(block::fields).collect();
+                let error = error.map(|e| raise(py, e).into_value(py));
+                Answer::Done((fields, error).into_pyobject(py)?.into_any())
+            }
+            None => Answer::Declined(Some(Fallback::WriterInternalError)),
         };
-        let fields = written.iter().map(block::fields).collect();
-        Ok((
-            fields,
-            error.map(|e| raise(py, e).into_value(py).into_any()),
-        ))
+        answer.into_python(py)
     }
 
     /// The entries written so far, kept to be written again (None unless the archive holds
