@@ -285,7 +285,7 @@ def take_step(kind, fields):
             except KeyError:
                 raise _Declined("no such user") from None
         return os.fsencode(home)
-    paths = [os.fsdecode(field) for field in fields[:1 if kind == b"W" else 2]]
+    paths = [os.fsdecode(field) for field in fields[:1 if kind in b"WV" else 2]]
     if not all(path.startswith("/") for path in paths):
         raise _Declined("a relative path")
     if kind == b"M":  # ( umask 77 && mkdir -p BASE && mkdir BASE/NAME )
@@ -297,10 +297,11 @@ def take_step(kind, fields):
         finally:
             os.umask(old)
         return b""
-    if kind == b"W":  # what sftp's put does: open for writing, created or truncated, with its mode
+    if kind in b"WV":  # what sftp's put does: open for writing, created or truncated, with its mode
+        data = fields[2] if kind == b"W" else _rebuild(fields[2])  # V: the bytes given by their parts
         fd = os.open(paths[0], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, int(fields[1]) & 0o777)
         try:
-            view = memoryview(fields[2])
+            view = memoryview(data)
             while view:
                 view = view[os.write(fd, view):]
         finally:
@@ -357,6 +358,47 @@ def _environ_of(middle):
     return entries
 
 
+class _Parts:
+    """Bytes given by their parts (frames ``B``, ``Z``, ``N``, ``H``, ``b``; docs on
+    ``_Relay``): a zip in base64 whose members this keeper may hold from before."""
+
+    def __init__(self):
+        self.zip = bytearray()
+
+    def take(self, kind, chunk):
+        """The bytes this part adds to what is rebuilt (the zip's base64 at its end)."""
+        if kind == b"B":
+            self.zip = bytearray()
+        elif kind in b"ZN":
+            self.zip += chunk
+            if kind == b"N":
+                _keep_member(chunk)
+        elif kind == b"H":
+            self.zip += _MEMBERS[chunk]
+        elif kind == b"b":
+            import binascii
+
+            done, self.zip = bytes(self.zip), bytearray()
+            return binascii.b2a_base64(done, newline=False)
+        return b""
+
+
+def _rebuild(frames):
+    """The bytes of a whole run of frames (``I`` and the parts of a zip), or ``_Declined`` when
+    one names a member not held here."""
+    out, parts, at = bytearray(), _Parts(), 0
+    while at + 5 <= len(frames):
+        kind, size = frames[at:at + 1], int.from_bytes(frames[at + 1:at + 5], "little")
+        chunk, at = frames[at + 5:at + 5 + size], at + 5 + size
+        if kind == b"H" and chunk not in _MEMBERS:
+            raise _Declined(NOT_KEPT)
+        out += chunk if kind == b"I" else parts.take(kind, chunk)
+    return bytes(out)
+
+
+NOT_KEPT = "a zip member not kept here"
+
+
 def _keep_member(data):
     import hashlib
 
@@ -381,7 +423,7 @@ def start_module(conn, fields):
             raise _Declined("a request without a module")
         shell, suffix, refs, argv = os.fsdecode(fields[0]), os.fsdecode(fields[1]), fields[3], fields[4:]
         if any(refs[at:at + 32] not in _MEMBERS for at in range(0, len(refs), 32)):
-            raise _Declined("a zip member not kept here")
+            raise _Declined(NOT_KEPT)
         if not shell.startswith("/") or os.path.basename(os.path.realpath(shell)) != "dash":
             raise _Declined("a shell other than dash")
         if os.path.basename(os.path.realpath(_login_shell())) not in ("bash", "dash"):
@@ -461,7 +503,7 @@ class _Relay:
         self.stdin, out, err = fds
         self.outputs = {out: b"O", err: b"e"}
         self.pending, self.eof, self.inbuf, self.status, self.open = bytearray(), False, bytearray(), None, True
-        self.zip = bytearray()
+        self.parts = _Parts()
 
     def start(self):
         import socket
@@ -510,23 +552,9 @@ class _Relay:
             elif kind == b"E":
                 self.eof = True
             elif kind in b"BZNHb":
-                self._zip_part(kind, chunk)
-
-    def _zip_part(self, kind, chunk):
-        if kind == b"B":
-            self.zip = bytearray()
-        elif kind == b"Z":
-            self.zip += chunk
-        elif kind == b"N":
-            self.zip += chunk
-            _keep_member(chunk)
-        elif kind == b"H":
-            self.zip += _MEMBERS[chunk]
-        elif self.stdin is not None:
-            import binascii
-
-            self.pending += binascii.b2a_base64(bytes(self.zip), newline=False)
-            self.zip = bytearray()
+                rebuilt = self.parts.take(kind, chunk)
+                if self.stdin is not None:
+                    self.pending += rebuilt
 
     def _feed(self):
         try:

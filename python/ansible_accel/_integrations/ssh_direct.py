@@ -19,6 +19,10 @@ else or failed (``sleep`` not found, for one).  The keeper takes only a shell th
 under a login shell that is ``bash`` or ``dash``: what they print of a module killed by a signal
 names no pid or command, and the keeper has them print it (below).
 
+The script on the module's standard input goes by its parts (``_by_parts``): the zip it carries
+in base64 as its headers and members, the members the keeper holds from an earlier module named
+by their SHA-256 digest; the keeper rebuilds the same bytes.
+
 The seam is the ``Popen`` of the module's command in ansible-core's ``ssh`` connection
 (``ssh_client``): ansible-core's own ``exec_command``, its retries and its reading of the
 streams run as ever, on an object with ``Popen``'s interface.  Anything that declines before
@@ -47,6 +51,7 @@ PATH = "remote_runner"
 ENV = "ANSIBLE_ACCEL_REMOTE_DIRECT"
 DONE = "keeper: a module run (no SSH command)"
 BY_PARTS = "keeper: a module's input by its zip's parts"
+BY_PARTS_FILE = "keeper: a module's script written from its zip's parts"
 APART = "direct apart: "
 SUFFIXES = ("", " && sleep 0")  # ansible-core 2.21 and later; 2.19
 SHAPES = 16  # process states taken per runner, at most
@@ -54,7 +59,7 @@ TIMEOUT = 30.0
 LOST = b"ansible-accel: the connection to the host's keeper ended before the module's exit status was known\n"
 
 _planned = threading.local()
-NOT_KEPT = "a zip member not kept here"
+NOT_KEPT = "a zip member not kept here"  # the keeper's words
 MEMBER_MIN = 256  # a zip member's compressed bytes worth sending once per keeper
 _ZIP_BASE64 = re.compile(rb"UEsDB[A-Za-z0-9+/]*={0,2}")  # base64 of a zip, from its first local header
 
@@ -139,6 +144,11 @@ def _zip_pieces(data: bytes) -> list[tuple[bytes, bytes | None, bytes]] | None:
     return pieces
 
 
+def known_record(local: str) -> str:
+    """The record of what the keeper behind the forward ``local`` holds (this run's)."""
+    return local + ".known"
+
+
 def _known(path: str) -> set[bytes]:
     """The digests of the zip members the keeper holds, as this run's controller sent them."""
     try:
@@ -195,7 +205,7 @@ def plan(connection, cmd: str, parsed, rdir: str, in_data, routed: str) -> None:
         return
     executable = shlex.split(cmd)[0]
     argv = [interpreter, *([script] if script is not None else [])]
-    known_file = os.path.join(os.path.dirname(local), "known-" + hashlib.sha256(rdir.encode("utf-8", "surrogateescape")).hexdigest()[:24])
+    known_file = known_record(local)
     sent = _by_parts(in_data, _known(known_file))
     refs = sent.refs if sent is not None else b""
     fields = [executable.encode(), suffix.encode(), state, refs, *(os.fsencode(a) for a in argv)]

@@ -263,8 +263,11 @@ def put_file(connection, in_path, out_path) -> bool:
         if why:
             _counters.extra(PATH, APART + why)
         return False
+    head = [out_path.encode(), str(info.st_mode & 0o777).encode()]
     try:
-        value = _ask(connection, b"W", [out_path.encode(), str(info.st_mode & 0o777).encode(), data])
+        value = _write_by_parts(connection, head, data)
+        if value is None:
+            value = _ask(connection, b"W", [*head, data])
     except Lost:
         _counters.extra(PATH, APART + "the keeper's answer was lost")
         return False
@@ -273,6 +276,28 @@ def put_file(connection, in_path, out_path) -> bool:
     _counters.extra(PATH, DONE[b"W"])
     _display(connection, DONE[b"W"], f"PUT {in_path} TO {out_path}")
     return True
+
+
+def _write_by_parts(connection, head: list[bytes], data: bytes) -> bytes | None:
+    """An AnsiBallZ script written by the keeper from its parts, naming the zip members the
+    keeper holds (``ssh_direct``): the keeper's value, or None (then it goes whole)."""
+    from . import runner as local_runner
+    from . import ssh_direct
+
+    local, _why = _forwarded(connection)
+    if local is None or switched_off(ssh_direct.ENV) or not local_runner._is_ansiballz(data):
+        return None
+    record = ssh_direct.known_record(local)
+    sent = ssh_direct._by_parts(data, ssh_direct._known(record))
+    if sent is None:
+        return None
+    value = _ask(connection, b"V", [*head, sent.frames])
+    if value is None:
+        ssh_direct._forget_known(record)  # the keeper may not be the one the record was made for
+        return None
+    ssh_direct._note_known(record, sent.new)
+    _counters.extra(PATH, ssh_direct.BY_PARTS_FILE)
+    return value
 
 
 def _display(connection, what: str, first: str | None = None) -> None:
