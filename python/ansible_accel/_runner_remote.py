@@ -23,7 +23,8 @@ server) with the environment this command started with, a pipe as its lifeline, 
 - no request for IDLE seconds (the runner's context switches stand still, and no module it
   started still runs).
 
-It also takes the steps ansible-core runs around a module without pipelining, on a socket of its
+It also takes the steps ansible-core runs around a module without pipelining, and runs modules
+that come without an SSH command of their own (``X``: ``start_module``, ``_Relay``), on a socket of its
 own (``STEPS``, 0600 in the 0700 directory, peers of its own uid only), which the controller
 reaches through its ``ControlPersist`` connection (``ssh -O forward``): the remote tmp's
 expansion, the task's directory made, a file written, the directory removed, each done here in
@@ -39,6 +40,9 @@ the controller keeps, it writes ``ready`` once the runner listens, ``fallback: R
 line the clients or the runner append to the socket's fallback file (a module handed over that
 ran the ordinary way after all), ``modside: JSON`` for each module run's module-side counts
 (``_runner_modside.flush``), and ``ended: WHY`` last.
+
+One file, longer than most here for a reason: it is shipped to the host as is and run there
+in isolated mode without ``site``, where nothing beside it is importable.
 """
 
 import os

@@ -293,10 +293,14 @@ def _dropped_run(sshd, host_interpreters, tmp_path, remote_tmp, marker: str, dro
         # The task's shell: the command sshd started for it (the keeper's host side is Python).
         shells = [p for p in sshd.host_processes() if _cmd(p).startswith("/bin/sh -c ")
                   and _cmd(_parent(p)).startswith("sshd: ")]
-        assert len(shells) == 1, [_cmd(p) for p in sshd.host_processes()]
-        serving = _parent(shells[0])
         # The keeper's host side: ``PYTHON -I -S RDIR/remote.py RDIR IDLE``, and the process serving it.
         keepers = [(_cmd(p), _parent(p)) for p in sshd.host_processes() if "/remote.py " in _cmd(p)]
+        if accel:  # the pipelined module came through the keeper: no command of its own
+            assert shells == [] and len(keepers) == 1, [_cmd(p) for p in sshd.host_processes()]
+            serving = keepers[0][1]
+        else:
+            assert len(shells) == 1, [_cmd(p) for p in sshd.host_processes()]
+            serving = _parent(shells[0])
         if drop == "sshd killed":
             victim = serving
         else:

@@ -28,7 +28,8 @@ The seam is the ``Popen`` of the module's command in ansible-core's ``ssh`` conn
 streams run as ever, on an object with ``Popen``'s interface.  Anything that declines before
 the keeper started the module (no forward, a declining keeper or runner, a terminal asked for)
 leaves the module to its SSH command, counted by reason; once the request is out, the module
-is never run again: a connection lost then ends it with status 255, as ssh's would.
+is never run again: a connection lost then ends it with status 255 and nothing more on standard
+error, as the ssh client's channel through a master that went away ends.
 """
 
 from __future__ import annotations
@@ -56,7 +57,6 @@ APART = "direct apart: "
 SUFFIXES = ("", " && sleep 0")  # ansible-core 2.21 and later; 2.19
 SHAPES = 16  # process states taken per runner, at most
 TIMEOUT = 30.0
-LOST = b"ansible-accel: the connection to the host's keeper ended before the module's exit status was known\n"
 
 _planned = threading.local()
 NOT_KEPT = "a zip member not kept here"  # the keeper's words
@@ -430,11 +430,6 @@ class _Relay:
             self.sock.close()
             if self.stdin is not None:
                 os.close(self.stdin)
-            if status is None and not self.stopped:
-                try:
-                    os.write(self.outputs[b"e"], LOST)
-                except OSError:
-                    pass
             for fd in self.outputs.values():
                 os.close(fd)
         return _ssh_mux.EXIT_FAILED if status is None or self.stopped else status & 0xFF
