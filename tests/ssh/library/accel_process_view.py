@@ -2,7 +2,7 @@
 """What the module's process is given: argv, environment (in its order), working directory,
 umask, standard streams, open descriptors, resource limits, signal mask and dispositions.
 With ``end``, it ends another way: ``status`` (a line on standard error, status 3), ``signal``
-(killed by SIGUSR1), ``interrupt`` (SIGINT), ``large`` (a 3 MB result)."""
+(killed by SIGTERM), ``interrupt`` (SIGINT), ``large`` (a 3 MB result)."""
 
 import json
 import os
@@ -33,7 +33,7 @@ def main():
     if end in ("signal", "interrupt"):
         sys.stdout.write("partial output")
         sys.stdout.flush()
-        os.kill(os.getpid(), signal.SIGUSR1 if end == "signal" else signal.SIGINT)
+        os.kill(os.getpid(), signal.SIGTERM if end == "signal" else signal.SIGINT)
     if end == "large":
         module.exit_json(changed=False, blob="x" * (3 << 20))
     limits = {name: resource.getrlimit(getattr(resource, name)) for name in dir(resource) if name.startswith("RLIMIT_")}
