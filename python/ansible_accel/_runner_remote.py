@@ -340,11 +340,12 @@ def _strings(items):
 
 def _snapshot_parts(data):
     """(working directory, the request's part after argv up to the process group, the part
-    after it) of a snapshot the client printed (``client.py --snapshot``)."""
+    after it, the terminal's settings or b"") of a snapshot the client printed (``client.py
+    --snapshot``)."""
     if data[:4] != b"AAS1":
         raise _Declined("a snapshot of another format")
     parts, at = [], 4
-    for _ in range(3):
+    for _ in range(4):
         size = int.from_bytes(data[at:at + 4], "little")
         if at + 4 + size > len(data):
             raise _Declined("a snapshot cut short")
@@ -411,11 +412,32 @@ def _keep_member(data):
         _MEMBERS_SIZE[0] += len(data)
 
 
+def _set_terminal(slave, settings):
+    """The snapshot's terminal settings (``client._terminal``) on the new terminal."""
+    import fcntl
+    import termios
+
+    flags = [int.from_bytes(settings[at:at + 4], "little") for at in range(0, 24, 4)]
+    chars = [bytes([c]) for c in settings[32:]]
+    termios.tcsetattr(slave, termios.TCSANOW, [*flags, chars])
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, settings[24:32])
+
+
+def _with_tty(middle, name):
+    """The environment part of a request with ``SSH_TTY`` naming this module's terminal."""
+    entries = [b"SSH_TTY=" + os.fsencode(name) if e.startswith(b"SSH_TTY=") else e for e in _environ_of(middle)]
+    return _strings(entries) + middle[-4:]
+
+
 def start_module(conn, fields):
-    """``X``: SHELL, SUFFIX, SNAPSHOT, REFS, then the module's argv.  Run the module through the
-    runner as the command ``SHELL -c '[NAME=VALUE...] PYTHON [SCRIPT]SUFFIX'`` would run it, with
-    the process state of SNAPSHOT (what the client printed for a command of that shape on this
-    connection) and three new pipes; answer ``0`` once the runner started it (its output and
+    """``X``: SHELL, SUFFIX, SNAPSHOT, REFS, TERMINAL, CHMOD, then the module's argv.  Run the module
+    through the runner as the command ``SHELL -c '[NAME=VALUE...] PYTHON [SCRIPT]SUFFIX'`` would
+    run it, with the process state of SNAPSHOT (what the client printed for a command of that
+    shape on this connection) and three new pipes, or with TERMINAL (``1``) a new terminal with
+    the snapshot's settings, as sshd makes for ``ssh -tt``, its name in ``SSH_TTY``; CHMOD
+    names files (separated by NUL) to ``chmod u+rwx`` first, as the module's command would,
+    declining if that fails; answer
+    ``0`` once the runner started it (its output and
     exit status follow as frames, ``_Relay``) or ``1`` and why not (nothing ran).  REFS are
     the SHA-256 digests (32 bytes each) of the kept zip members its standard input names
     (``_Relay``): one this keeper does not hold declines it.  True: the connection is the
@@ -423,9 +445,10 @@ def start_module(conn, fields):
     import socket
 
     try:
-        if len(fields) < 5:
+        if len(fields) < 7:
             raise _Declined("a request without a module")
-        shell, suffix, refs, argv = os.fsdecode(fields[0]), os.fsdecode(fields[1]), fields[3], fields[4:]
+        shell, suffix, refs, argv = os.fsdecode(fields[0]), os.fsdecode(fields[1]), fields[3], fields[6:]
+        terminal = fields[4] == b"1"
         if any(refs[at:at + 32] not in _MEMBERS for at in range(0, len(refs), 32)):
             raise _Declined(NOT_KEPT)
         if not shell.startswith("/") or os.path.basename(os.path.realpath(shell)) != "dash":
@@ -434,8 +457,14 @@ def start_module(conn, fields):
             raise _Declined("a login shell other than bash or dash")
         if len(_relays) >= RUNNER_LIMIT:
             raise _Declined("too many modules running through the keeper")
-        cwd, middle, tail = _snapshot_parts(fields[2])
-        body = b"AAR1" + _strings(argv) + middle + (0).to_bytes(4, "little") + tail
+        cwd, middle, tail, settings = _snapshot_parts(fields[2])
+        if terminal and len(settings) < 32:
+            raise _Declined("no terminal in the process state")
+        for path in fields[5].split(b"\0") if fields[5] else ():  # chmod u+rwx PATH..., as the command's
+            try:
+                os.chmod(path, stat.S_IMODE(os.stat(path).st_mode) | 0o700)
+            except OSError as ex:
+                raise _Declined("chmod: " + (ex.strerror or type(ex).__name__)) from None
         runner = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     except _Declined as ex:
         conn.sendall(b"1" + _field(str(ex).encode("utf-8", "replace")))
@@ -447,13 +476,21 @@ def start_module(conn, fields):
         except OSError as ex:
             raise _Declined("no working directory: " + (ex.strerror or "")) from None
         conn.settimeout(None)
-        stdin_r, stdin_w = os.pipe2(os.O_CLOEXEC)
-        theirs.insert(0, stdin_r)
-        ours.append(stdin_w)
-        for _ in range(2):  # standard output and error
-            read_end, write_end = os.pipe2(os.O_CLOEXEC)
-            theirs.insert(-1, write_end)
-            ours.append(read_end)
+        if terminal:
+            master, slave = os.openpty()
+            ours += [None, master, None, slave]  # the slave is kept for the shell's last words
+            theirs[:0] = [slave] * 3
+            _set_terminal(slave, settings)
+            middle = _with_tty(middle, os.ttyname(slave))
+        else:
+            stdin_r, stdin_w = os.pipe2(os.O_CLOEXEC)
+            theirs.insert(0, stdin_r)
+            ours.append(stdin_w)
+            for _ in range(2):  # standard output and error
+                read_end, write_end = os.pipe2(os.O_CLOEXEC)
+                theirs.insert(-1, write_end)
+                ours.append(read_end)
+        body = b"AAR1" + _strings(argv) + middle + (0).to_bytes(4, "little") + tail
         try:
             runner.connect(os.path.join(_RDIR[0], SOCKET))
             request = len(body).to_bytes(4, "little") + body
@@ -471,12 +508,12 @@ def start_module(conn, fields):
             raise _Declined("the runner sent an invalid reply")
     except (_Declined, OSError) as ex:
         runner.close()
-        for fd in ours + theirs:
+        for fd in set(ours + theirs) - {None}:
             os.close(fd)
         why = str(ex) if isinstance(ex, _Declined) else (ex.strerror or type(ex).__name__)
         conn.sendall(b"1" + _field(why.encode("utf-8", "replace")))
         return False
-    for fd in theirs:
+    for fd in set(theirs) - set(ours):
         os.close(fd)
     relay = _Relay(conn, runner, ours, (shell, suffix), _environ_of(middle))
     try:
@@ -500,12 +537,16 @@ class _Relay:
     pipes reached their end, as sshd sends them: a module killed by a signal gives 128 + its
     number and the shell's line about it, as the command would (``_shell_says``).  The
     controller going away closes the module's pipes, as sshd closes a channel's; the module
-    then runs on to its end as it would there."""
+    then runs on to its end as it would there.  On a terminal, everything the module and the
+    shell print is standard output, read from the terminal until the module ended and then
+    what is left in it; nothing reaches the module's input (ansible-core sends none)."""
 
     def __init__(self, conn, runner, fds, shell, environ):
         self.conn, self.runner, self.shell, self.environ = conn, runner, shell, environ
-        self.stdin, out, err = fds
-        self.outputs = {out: b"O", err: b"e"}
+        self.stdin, out, err, *kept = fds
+        self.terminal = kept[0] if kept else None  # the terminal's slave, kept for the shell's last words
+        self.said = None  # (status, b"") once the shell's last words went to the terminal
+        self.outputs = {out: b"O", err: b"e"} if err is not None else {out: b"O"}
         self.pending, self.eof, self.inbuf, self.status, self.open = bytearray(), False, bytearray(), None, True
         self.parts = _Parts()
 
@@ -514,7 +555,8 @@ class _Relay:
         import threading
 
         self.waitall = socket.MSG_WAITALL
-        os.set_blocking(self.stdin, False)
+        if self.stdin is not None:
+            os.set_blocking(self.stdin, False)
         threading.Thread(target=self.run, name="module relay", daemon=True).start()
 
     def controller_gone(self):
@@ -577,6 +619,8 @@ class _Relay:
             self.runner.close()
             for fd in list(self.outputs):
                 os.close(fd)
+            if self.terminal is not None:
+                os.close(self.terminal)
             self._close_stdin()
             self.conn.close()
 
@@ -601,16 +645,46 @@ class _Relay:
                     self.status = int.from_bytes(head[1:5], "little", signed=True) if len(head) == 5 and \
                         head[:1] == b"X" else -1
                 elif item in self.outputs:
-                    data = os.read(item, 1 << 16)
+                    try:
+                        data = os.read(item, 1 << 16)
+                    except OSError:  # a terminal whose every slave is closed
+                        data = b""
                     if data:
                         self._send(self.outputs[item], data)
                     else:
                         os.close(item)
                         del self.outputs[item]
-        rc, said = self._exit_status()
+            if self.terminal is not None and self.status is not None:
+                self._end_terminal()
+        rc, said = self.said or self._exit_status()
         if said:
             self._send(b"e", said)
         self._send(b"X", rc.to_bytes(4, "little"))
+
+    def _end_terminal(self):
+        """The module ended: the shell's last words written to the terminal (which turns them
+        as it turns the module's output), then what the terminal holds, to its end."""
+        rc, said = self._exit_status()
+        self.said = (rc, b"")
+        try:
+            if said:
+                os.write(self.terminal, said)
+        except OSError:
+            pass
+        os.close(self.terminal)
+        self.terminal = None
+        for fd in list(self.outputs):
+            os.set_blocking(fd, False)
+            while True:
+                try:
+                    data = os.read(fd, 1 << 16)
+                except OSError:  # drained (EAGAIN: a process the module started holds it), or ended (EIO)
+                    break
+                if not data:
+                    break
+                self._send(self.outputs[fd], data)
+            os.close(fd)
+            del self.outputs[fd]
 
     def _exit_status(self):
         status = self.status

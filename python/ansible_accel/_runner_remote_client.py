@@ -291,10 +291,28 @@ def end_as(status):
 SNAPSHOT = b"AAS1"
 
 
+def _terminal():
+    """The terminal's settings on standard input (six flags and speeds, then its window size as
+    the kernel gives it and its control characters), or b"" when it is not a terminal."""
+    try:
+        import fcntl
+        import termios
+
+        iflag, oflag, cflag, lflag, ispeed, ospeed, cc = termios.tcgetattr(0)
+    except Exception:  # noqa: BLE001 - not a terminal (termios.error), or no termios here
+        return b""
+    try:
+        window = fcntl.ioctl(0, termios.TIOCGWINSZ, bytes(8))
+    except OSError:
+        window = bytes(8)
+    chars = bytes(c[0] if isinstance(c, bytes) else c for c in cc)
+    return b"".join(_u32(v) for v in (iflag, oflag, cflag, lflag, ispeed, ospeed)) + window + chars
+
+
 def snapshot():
     """``--snapshot``: what this process would hand the runner besides its argv and descriptors
-    (its working directory's path, environment, umask, signal mask, ignored signals and
-    resource limits), printed on standard output for the controller, which hands it to the
+    (its working directory's path, environment, umask, signal mask, ignored signals, resource
+    limits and terminal), printed on standard output in hexadecimal for the controller, which hands it to the
     keeper with each module that reaches the host without an SSH command of its own
     (``_runner_remote``).  The request's pieces are kept as the runner reads them: the part
     after argv up to the process group, and the part after it."""
@@ -306,7 +324,9 @@ def snapshot():
     middle = _strings(environ) + _u32(umask)
     tail = (_bitmap(blocked).to_bytes(8, "little") + _bitmap(_ignored()).to_bytes(8, "little") + _u32(len(limits))
             + b"".join(limits))
-    view = memoryview(SNAPSHOT + b"".join(_u32(len(part)) + part for part in (posix.getcwdb(), middle, tail)))
+    parts = (posix.getcwdb(), middle, tail, _terminal())
+    # In hexadecimal: a command with a terminal would have it change line ends.
+    view = memoryview((SNAPSHOT + b"".join(_u32(len(part)) + part for part in parts)).hex().encode())
     while view:
         view = view[posix.write(1, view):]
     return 0

@@ -107,7 +107,7 @@ def _popen(args, *pargs, **kwargs):
 
     entry = ssh_direct.take(plan["command"])
     if entry is not None:
-        run = ssh_direct.open_run(entry, plan["tty"], kwargs["stdin"])
+        run = ssh_direct.open_run(entry, plan["tty"], kwargs["stdin"], plan["closing_line"])
         if run is not None:
             return run
     try:

@@ -67,9 +67,11 @@ _ZIP_BASE64 = re.compile(rb"UEsDB[A-Za-z0-9+/]*={0,2}")  # base64 of a zip, from
 class Planned:
     """What the ``Popen`` of a module's command needs to run it through the keeper."""
 
-    def __init__(self, command: bytes, local: str, fields: list[bytes], stdin: bytes, sent, known_file: str):
+    def __init__(self, command: bytes, local: str, fields: list[bytes], stdin: bytes | None, sent, known_file: str,
+                 terminal: bool):
         self.command, self.local, self.fields, self.stdin, self.sent, self.known_file = (
             command, local, fields, stdin, sent, known_file)
+        self.terminal = terminal
 
 
 class ByParts:
@@ -178,7 +180,7 @@ def _forget_known(path: str) -> None:
         pass
 
 
-def plan(connection, cmd: str, parsed, rdir: str, in_data, routed: str) -> None:
+def plan(connection, cmd: str, parsed, rdir: str, in_data, sudoable, routed: str) -> None:
     """The module of ``cmd`` goes to the runner in ``rdir`` by the command ``routed``: note
     what its ``Popen`` needs to run it through the keeper instead, or count why it cannot."""
     from . import ssh_keeper_steps
@@ -187,10 +189,12 @@ def plan(connection, cmd: str, parsed, rdir: str, in_data, routed: str) -> None:
     if switched_off(ENV):
         return
     assignments, interpreter, script, suffix = parsed
+    # ansible-core's ssh connection asks for a terminal (-tt) for a command without input
+    terminal = in_data is None and bool(sudoable) and bool(connection.get_option("use_tty"))
     if not _popen_patched():
         why = "ssh_client switched off"
-    elif in_data is None:
-        why = "not pipelined"
+    elif in_data is None and not terminal:
+        why = "neither input nor a terminal"
     elif suffix not in SUFFIXES:
         why = "not ansible-core's own shell command"
     else:
@@ -198,7 +202,7 @@ def plan(connection, cmd: str, parsed, rdir: str, in_data, routed: str) -> None:
     if why is None:
         local, why = ssh_keeper_steps._forwarded(connection)
     if why is None:
-        state, why = _process_state(connection, cmd, assignments, interpreter, suffix, rdir)
+        state, why = _process_state(connection, cmd, assignments, interpreter, suffix, rdir, terminal)
     if why is not None:
         if why:
             _counters.extra(PATH, APART + why)
@@ -206,10 +210,12 @@ def plan(connection, cmd: str, parsed, rdir: str, in_data, routed: str) -> None:
     executable = shlex.split(cmd)[0]
     argv = [interpreter, *([script] if script is not None else [])]
     known_file = known_record(local)
-    sent = _by_parts(in_data, _known(known_file))
+    sent = _by_parts(in_data, _known(known_file)) if in_data is not None else None
     refs = sent.refs if sent is not None else b""
-    fields = [executable.encode(), suffix.encode(), state, refs, *(os.fsencode(a) for a in argv)]
-    _planned.entry = Planned(routed.encode("utf-8", "surrogateescape"), local, fields, in_data, sent, known_file)
+    fields = [executable.encode(), suffix.encode(), state, refs, b"1" if terminal else b"", b"",
+              *(os.fsencode(a) for a in argv)]
+    _planned.entry = Planned(routed.encode("utf-8", "surrogateescape"), local, fields, in_data, sent, known_file,
+                             terminal)
 
 
 def _popen_patched() -> bool:
@@ -220,6 +226,16 @@ def _popen_patched() -> bool:
     return getattr(getattr(ssh, "subprocess", None), "Popen", None) is ssh_client._popen
 
 
+def with_chmod(routed: str, folded: str, paths: list[str]) -> None:
+    """The module noted for ``routed`` is to run as ``folded`` (its command with a ``chmod
+    u+rwx PATHS`` first, ``ssh_steps.fold``): the keeper makes that ``chmod`` before it starts
+    the module, and declines if it fails (the folded command then runs, and stops there)."""
+    entry = getattr(_planned, "entry", None)
+    if entry is not None and entry.command == routed.encode("utf-8", "surrogateescape"):
+        entry.command = folded.encode("utf-8", "surrogateescape")
+        entry.fields[5] = b"\0".join(os.fsencode(p) for p in paths)
+
+
 def take(command: bytes):
     """What ``plan`` noted for ``command`` (then forgotten), or None."""
     entry = getattr(_planned, "entry", None)
@@ -227,16 +243,21 @@ def take(command: bytes):
     return entry if entry is not None and entry.command == command else None
 
 
-def open_run(entry, tty: bool, stdin):
+def open_run(entry, tty: bool, stdin, closing_line: bytes):
     """The module of ``entry`` started through the keeper (an object with ``Popen``'s
-    interface), or None: its SSH command runs (counted)."""
-    if tty:
-        why = "a terminal asked for"
-    elif stdin != -1:  # subprocess.PIPE
+    interface), or None: its SSH command runs (counted).  ``tty``, ``stdin`` and
+    ``closing_line`` are what the ssh client would have had: whether it asks for a terminal,
+    its standard input (``subprocess.PIPE`` for the pipelined script, else a terminal's
+    descriptor), the line it writes on standard error as a terminal's channel ends."""
+    if tty != entry.terminal:
+        why = "a terminal asked for" if tty else "no terminal asked for"
+    elif not tty and stdin != -1:  # subprocess.PIPE
         why = "standard input not a pipe"
+    elif tty and not (isinstance(stdin, int) and stdin >= 0):
+        why = "standard input not a terminal"
     else:
         try:
-            run = DirectRun(entry)
+            run = DirectRun(entry, stdin, closing_line)
         except _ssh_mux.Refused as ex:
             why = str(ex)
             if why.endswith(NOT_KEPT):  # the keeper is not the one the record was made for
@@ -251,13 +272,13 @@ def open_run(entry, tty: bool, stdin):
 # --- the process state of a command's shape ----------------------------------------------------------
 
 
-def _process_state(connection, cmd, assignments, interpreter, suffix, rdir) -> tuple[bytes | None, str | None]:
+def _process_state(connection, cmd, assignments, interpreter, suffix, rdir, terminal) -> tuple[bytes | None, str | None]:
     """(the snapshot for this shape on this runner's connection, None) or (None, why not)."""
     from . import ssh_runner
 
     local_dir = ssh_runner._State.local_dir
     executable = shlex.split(cmd)[0]
-    shape = repr((rdir, executable, assignments, interpreter, suffix)).encode("utf-8", "surrogateescape")
+    shape = repr((rdir, executable, assignments, interpreter, suffix, terminal)).encode("utf-8", "surrogateescape")
     record = os.path.join(local_dir, "shape-" + hashlib.sha256(shape).hexdigest()[:24])
     try:
         with open(record, "rb") as handle:
@@ -284,14 +305,14 @@ def _process_state(connection, cmd, assignments, interpreter, suffix, rdir) -> t
         if count >= SHAPES:
             state, why = None, f"more than {SHAPES} command shapes on one runner"
         else:
-            state, why = _snapshot_twice(connection, executable, assignments, interpreter, suffix, rdir)
+            state, why = _snapshot_twice(connection, executable, assignments, interpreter, suffix, rdir, terminal)
         os.write(claim, state if state is not None else b"!" + why.encode("utf-8", "replace"))
     finally:
         os.close(claim)
     return state, why
 
 
-def _snapshot_twice(connection, executable, assignments, interpreter, suffix, rdir) -> tuple[bytes | None, str | None]:
+def _snapshot_twice(connection, executable, assignments, interpreter, suffix, rdir, terminal) -> tuple[bytes | None, str | None]:
     from . import runner as local_runner
     from . import ssh_runner
 
@@ -299,24 +320,55 @@ def _snapshot_twice(connection, executable, assignments, interpreter, suffix, rd
     command = f"{executable} -c {shlex.quote(inner + suffix)}"
     seen = []
     for _ in range(2):
-        rc, stdout, stderr = ssh_runner._State.original_exec_command(connection, command, in_data=None, sudoable=False)
-        if rc != 0 or stderr or not _well_formed(stdout):
+        # sudoable: with a terminal as the module's command has one (this command never uses become)
+        rc, stdout, stderr = ssh_runner._State.original_exec_command(connection, command, in_data=None, sudoable=terminal)
+        try:
+            state = bytes.fromhex(stdout.decode("ascii"))
+        except ValueError:
+            state = b""
+        if rc != 0 or not _quiet(stderr, terminal) or not _well_formed(state, terminal):
             return None, f"the host's command printed or failed around the interpreter (status {rc})"
-        seen.append(stdout)
-    if seen[0] != seen[1]:
+        seen.append(state)
+    if _comparable(seen[0]) != _comparable(seen[1]):
         return None, "the host's commands start with process states that differ"
     return seen[0], None
 
 
-def _well_formed(data: bytes) -> bool:
+def _comparable(state: bytes) -> list:
+    """A snapshot's parts, its environment as entries with ``SSH_TTY``'s value left out: each
+    command's terminal has a name of its own (the keeper names the module's)."""
+    parts, at = [], 4
+    for _ in range(4):
+        size = int.from_bytes(state[at:at + 4], "little")
+        parts.append(state[at + 4:at + 4 + size])
+        at += 4 + size
+    middle, entries, at = parts[1], [], 4
+    for _ in range(int.from_bytes(middle[:4], "little")):
+        size = int.from_bytes(middle[at:at + 4], "little")
+        entry = middle[at + 4:at + 4 + size]
+        entries.append(b"SSH_TTY=" if entry.startswith(b"SSH_TTY=") else entry)
+        at += 4 + size
+    return [parts[0], entries, middle[at:], parts[2], parts[3]]
+
+
+_CLOSING = re.compile(rb"Shared connection to [^\r\n]* closed\.\r\n")
+
+
+def _quiet(stderr: bytes, terminal: bool) -> bool:
+    """Nothing on standard error but, on a terminal's channel, the ssh client's closing line."""
+    return not stderr or terminal and _CLOSING.fullmatch(stderr) is not None
+
+
+def _well_formed(data: bytes, terminal: bool) -> bool:
     if not data.startswith(b"AAS1"):
         return False
-    at = 4
-    for _ in range(3):
+    at, sizes = 4, []
+    for _ in range(4):
         if at + 4 > len(data):
             return False
-        at += 4 + int.from_bytes(data[at:at + 4], "little")
-    return at == len(data)
+        sizes.append(int.from_bytes(data[at:at + 4], "little"))
+        at += 4 + sizes[-1]
+    return at == len(data) and (sizes[3] >= 32) == terminal
 
 
 # --- the module's run ---------------------------------------------------------------------------------
@@ -325,9 +377,11 @@ def _well_formed(data: bytes) -> bool:
 class DirectRun(_ssh_mux.PopenLike):
     """A module started by the host's keeper, with ``Popen``'s interface as ansible-core's
     ``ssh`` connection uses it: ``stdin`` (a pipe whose bytes go to the module's standard input),
-    ``stdout``, ``stderr``, ``poll``, ``wait``, ``returncode``, ``terminate``."""
+    ``stdout``, ``stderr``, ``poll``, ``wait``, ``returncode``, ``terminate``.  With a terminal,
+    ``stdin`` is the caller's terminal, held in raw mode while the module runs, as the ssh
+    client holds its own; nothing is read from it (ansible-core sends nothing there)."""
 
-    def __init__(self, entry: Planned):
+    def __init__(self, entry: Planned, stdin, closing_line: bytes):
         local, fields = entry.local, entry.fields
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.settimeout(TIMEOUT)
@@ -353,10 +407,15 @@ class DirectRun(_ssh_mux.PopenLike):
             sock.close()
             raise _ssh_mux.Refused("declined on the host: " + value.decode("utf-8", "replace"))
         super().__init__()
-        stdin_r, stdin_w = os.pipe2(os.O_CLOEXEC)
+        stdin_r, held = None, None
+        if entry.terminal:
+            held = os.dup(stdin)
+            saved = _ssh_mux._raw_mode(held)
+        else:
+            stdin_r, stdin_w = os.pipe2(os.O_CLOEXEC)
+            self.stdin = io.open(stdin_w, "wb", -1)
         out_r, out_w = os.pipe2(os.O_CLOEXEC)
         err_r, err_w = os.pipe2(os.O_CLOEXEC)
-        self.stdin = io.open(stdin_w, "wb", -1)
         self.stdout = io.open(out_r, "rb", -1)
         self.stderr = io.open(err_r, "rb", -1)
         self._sock = sock
@@ -364,6 +423,8 @@ class DirectRun(_ssh_mux.PopenLike):
         if started and entry.sent is not None:
             _note_known(entry.known_file, entry.sent.new)
         self._relay = _Relay(sock, stdin_r, out_w, err_w, started, entry)
+        self._relay.closing_line = closing_line if entry.terminal else b""
+        self._relay.terminal = (held, saved) if held is not None else None
         threading.Thread(target=self._follow, name="ansible-accel module relay", daemon=True).start()
 
     def _follow(self) -> None:
@@ -397,6 +458,7 @@ class _Relay:
         # Standard input given by its parts once what the caller wrote is the script they
         # were made from; else as written.
         self.expected, self.sent, self.written = entry.stdin, entry.sent, bytearray()
+        self.closing_line, self.terminal = b"", None  # set by DirectRun for a terminal
         self.outputs = {b"O": out_w, b"e": err_w}
         self.pending = {out_w: bytearray(), err_w: bytearray()}
         for fd in (out_w, err_w):
@@ -430,6 +492,16 @@ class _Relay:
             self.sock.close()
             if self.stdin is not None:
                 os.close(self.stdin)
+            if self.terminal is not None:
+                held, saved = self.terminal
+                if saved is not None:
+                    _ssh_mux._cooked(held, saved)
+                os.close(held)
+            if self.closing_line:
+                try:
+                    os.write(self.outputs[b"e"], self.closing_line)
+                except OSError:
+                    pass
             for fd in self.outputs.values():
                 os.close(fd)
         return _ssh_mux.EXIT_FAILED if status is None or self.stopped else status & 0xFF

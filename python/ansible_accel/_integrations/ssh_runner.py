@@ -269,6 +269,7 @@ def _exec_command(self, cmd, in_data=None, sudoable=True):
         if folded is None:
             ssh_steps.flush_kept(kept, "the module's run goes the ordinary way")
         else:
+            ssh_direct.with_chmod(routed, folded[0], kept[1])
             result = _State.original_exec_command(self, folded[0], in_data=in_data, sudoable=sudoable)
             if not ssh_steps.stopped(result, folded[1]):
                 _counters.extra(PATH, ssh_steps.FOLDED)
@@ -355,7 +356,7 @@ def _route(connection, cmd, in_data, sudoable) -> str | None:
     _counters.extra(PATH, f"{client} client")
     routed = rewrite_command(cmd, sock, native=client == "native")
     if parsed is not None and steps:
-        ssh_direct.plan(connection, cmd, parsed, os.path.dirname(sock), in_data, routed)
+        ssh_direct.plan(connection, cmd, parsed, os.path.dirname(sock), in_data, sudoable, routed)
     return routed
 
 

@@ -40,8 +40,8 @@ def main():
     module.exit_json(
         changed=False,
         executable=sys.executable, orig_argv=getattr(sys, "orig_argv", None),
-        # the connection's own ports differ from run to run
-        environ=[f"{k}={v}" if k not in ("SSH_CLIENT", "SSH_CONNECTION") else k for k, v in os.environ.items()],
+        # the connection's own ports, and its terminal's name, differ from run to run
+        environ=[f"{k}={v}" if k not in ("SSH_CLIENT", "SSH_CONNECTION", "SSH_TTY") else k for k, v in os.environ.items()],
         cwd=os.getcwd(), umask=os.umask(0o22), streams=streams(),
         fds=sorted(os.listdir("/proc/self/fd")), limits=limits,
         blocked=sorted(int(s) for s in signal.pthread_sigmask(signal.SIG_BLOCK, [])),
