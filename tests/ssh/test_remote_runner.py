@@ -135,10 +135,16 @@ def test_results_are_the_same_on_hosts_with_older_interpreters(sshd, tmp_path, r
     assert remote["events"]["steps: chmod in the module's command"] == remote["native"], remote
     assert remote["events"]["keeper apart: no keeper on the host yet"] == 3 * 2, remote
     assert remote["events"]["keeper: mkdtemp"] > 3 and remote["events"]["keeper: the directory removed"] > 3, remote
+    # Every module ran through its host's keeper (no SSH command of its own), and each script
+    # the keeper wrote was rebuilt from its zip's parts, but the first of each host.
+    assert remote["events"]["keeper: a module run (no SSH command)"] == remote["native"], remote
+    assert remote["events"]["keeper: a module's script written from its zip's parts"] == remote["native"] - 3, remote
     assert set(remote["events"]) <= {"native client", "waited for the runner's start",
                                      "steps: chmod in the module's command", "keeper: mkdtemp",
                                      "keeper: a file transferred", "keeper: the directory removed",
-                                     "keeper apart: no keeper on the host yet", "keeper: forward made"}, remote
+                                     "keeper apart: no keeper on the host yet", "keeper: forward made",
+                                     "keeper: a module run (no SSH command)",
+                                     "keeper: a module's script written from its zip's parts"}, remote
     assert plain_out.count("ok=") == fast_out.count("ok=")
     assert wait_no_python(sshd) == []
 

@@ -156,20 +156,32 @@ def test_a_remote_tmp_that_cannot_be_made_after_its_expansion(sshd, host_interpr
     os.unlink(made)
 
 
-def _count_ssh_commands(sshd, host_interpreters, tmp_path, remote_tmp, accel: bool) -> tuple[int, int]:
-    """(SSH commands, of which sftp) of a play of 4 ``ping`` tasks on one host, at ``-vvv``."""
+def _count_ssh_commands(sshd, host_interpreters, tmp_path, remote_tmp, accel: bool,
+                        direct: bool = True) -> tuple[int, int]:
+    """(SSH commands, of which sftp) of a play of 4 ``ping`` tasks on one host, at ``-vvv``.
+    ansible-core logs each command before it starts it; a module the keeper runs (no SSH
+    command) is logged too, so those the accelerator counts are taken off."""
     play = tmp_path / "count.yml"
     play.write_text("- hosts: all\n  gather_facts: false\n  tasks:\n" + "    - ping:\n" * 4)
     inventory = tmp_path / "count-hosts"
     inventory.write_text(sshd.inventory(sshd.aliases(1, host_interpreters), remote_tmp=str(remote_tmp)))
+    stats = tmp_path / "count-stats.json"
+    stats.unlink(missing_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
-    env.update(ANSIBLE_PIPELINING="False", ANSIBLE_NOCOLOR="1")
+    env.update(ANSIBLE_PIPELINING="False", ANSIBLE_NOCOLOR="1", ANSIBLE_ACCEL_STATS=str(stats))
+    if not direct:
+        env["ANSIBLE_ACCEL_REMOTE_DIRECT"] = "0"
     command = [os.path.join(BIN, "ansible-accel"), "ansible-playbook"] if accel else [os.path.join(BIN, "ansible-playbook")]
     done = subprocess.run([*command, "-i", str(inventory), str(play), "-vvv"], env=env, capture_output=True, text=True,
                           timeout=600, check=False)
     assert done.returncode == 0, done.stdout[-3000:]
     lines = [line for line in done.stdout.splitlines() if "SSH: EXEC " in line]
-    return len(lines), sum(" sftp " in line for line in lines)
+    through_keeper = 0
+    if accel:
+        events = json.loads(stats.read_text())["run"]["paths"]["remote_runner"].get("events", {})
+        through_keeper = events.get("keeper: a module run (no SSH command)", 0)
+        assert through_keeper == (4 if direct else 0), events
+    return len(lines) - through_keeper, sum(" sftp " in line for line in lines)
 
 
 def test_ssh_commands_per_module_task(sshd, host_interpreters, tmp_path, remote_tmp, home_tmp):
@@ -177,16 +189,23 @@ def test_ssh_commands_per_module_task(sshd, host_interpreters, tmp_path, remote_
     for where, tmp in (("absolute", remote_tmp), ("home", home_tmp[0])):
         for accel in (False, True):
             counts[where, accel] = _count_ssh_commands(sshd, host_interpreters, tmp_path, tmp, accel)
+        counts[where, "command route"] = _count_ssh_commands(sshd, host_interpreters, tmp_path, tmp, True,
+                                                             direct=False)
     print(f"\nSSH commands for 4 ping tasks (all, sftp): {counts}")
     # An absolute remote tmp, plain: mkdtemp, sftp, chmod, run, rm: 5 per task.  With the
-    # runner: the first task's mkdtemp and sftp, the runner's install, the run with its chmod;
-    # its rm and every other step the keeper's: one SSH command per later task, its run.
+    # runner: the first task's mkdtemp and sftp, the runner's install, then the two looks at the
+    # process state a module's command would have (its shape, once); every module runs through
+    # the keeper, with its chmod and rm and every other step: no SSH command for the later tasks.
     assert counts["absolute", False] == (5 * 4, 4), counts
-    assert counts["absolute", True] == (4 + 3, 1), counts
+    assert counts["absolute", True] == (3 + 2, 1), counts
+    # Modules through their own command: the first task's three, then one per task (its run,
+    # with its chmod).
+    assert counts["absolute", "command route"] == (3 + 4, 1), counts
     # ~/NAME/tmp, plain: echo ~USER first, 6 per task.  With the runner: the first task's
-    # expansion too, then one per task.
+    # expansion too.
     assert counts["home", False] == (6 * 4, 4), counts
-    assert counts["home", True] == (5 + 3, 1), counts
+    assert counts["home", True] == (4 + 2, 1), counts
+    assert counts["home", "command route"] == (4 + 4, 1), counts
 
 
 def test_a_remote_tmp_where_nothing_can_be_made(sshd, host_interpreters, tmp_path):
