@@ -63,7 +63,7 @@ MODES = ("off", "on", "runner", "remote", "remote-py", "remote-sshproc", "remote
 # (ANSIBLE_ACCEL_REMOTE_CLIENT=python) instead of the native one, shown as on+remote/py;
 # "remote-sshproc" the same with an ssh process for every SSH command (ANSIBLE_ACCEL_SSH_CLIENT=0)
 # instead of sessions opened in the ControlPersist master from the worker, on+remote/ssh;
-# "remote-cmd" the same with an SSH command for every pipelined module
+# "remote-cmd" the same with an SSH command for every module
 # (ANSIBLE_ACCEL_REMOTE_DIRECT=0) instead of a run through the host's keeper, on+remote/cmd.  The
 # other accelerated modes have the remote runner switched off (ANSIBLE_ACCEL_REMOTE_RUNNER=0):
 # "runner" ("on/no-remote") the controller-side paths alone, "on" the local runner off as well.

@@ -429,6 +429,54 @@ def _with_tty(middle, name):
     return _strings(entries) + middle[-4:]
 
 
+def _module_request(fields):
+    """The fields of an ``X`` request checked: (shell, suffix, argv, terminal, the snapshot's
+    parts), the kept ``chmod`` made; raises ``_Declined`` (nothing ran)."""
+    if len(fields) < 7:
+        raise _Declined("a request without a module")
+    shell, suffix, refs, argv = os.fsdecode(fields[0]), os.fsdecode(fields[1]), fields[3], fields[6:]
+    terminal = fields[4] == b"1"
+    if any(refs[at:at + 32] not in _MEMBERS for at in range(0, len(refs), 32)):
+        raise _Declined(NOT_KEPT)
+    if not shell.startswith("/") or os.path.basename(os.path.realpath(shell)) != "dash":
+        raise _Declined("a shell other than dash")
+    if os.path.basename(os.path.realpath(_login_shell())) not in ("bash", "dash"):
+        raise _Declined("a login shell other than bash or dash")
+    if len(_relays) >= RUNNER_LIMIT:
+        raise _Declined("too many modules running through the keeper")
+    parts = _snapshot_parts(fields[2])
+    if terminal and len(parts[3]) < 32:
+        raise _Declined("no terminal in the process state")
+    for path in fields[5].split(b"\0") if fields[5] else ():  # chmod u+rwx PATH..., as the command's
+        try:
+            os.chmod(path, stat.S_IMODE(os.stat(path).st_mode) | 0o700)
+        except OSError as ex:
+            raise _Declined("chmod: " + (ex.strerror or type(ex).__name__)) from None
+    return shell, suffix, argv, terminal, parts
+
+
+def _hand_to_runner(runner, body: bytes, fds: list) -> None:
+    """Send the runner the request ``body`` with the descriptors ``fds``; return once it
+    started the module, or raise ``_Declined`` with why it did not."""
+    import socket
+
+    try:
+        runner.connect(os.path.join(_RDIR[0], SOCKET))
+        request = len(body).to_bytes(4, "little") + body
+        rights = b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in fds)
+        sent = runner.sendmsg([request], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, rights)])
+        if sent < len(request):
+            runner.sendall(request[sent:])
+        head = _read_exactly(runner, 5)
+        reason = _read_exactly(runner, min(int.from_bytes(head[1:], "little"), 65536)) if head[:1] == b"R" else b""
+    except (OSError, EOFError) as ex:
+        raise _Declined("the runner did not answer: " + (getattr(ex, "strerror", None) or type(ex).__name__)) from None
+    if head[:1] == b"R":
+        raise _Declined("the runner: " + reason.decode("utf-8", "replace"))
+    if head[:1] != b"S":
+        raise _Declined("the runner sent an invalid reply")
+
+
 def start_module(conn, fields):
     """``X``: SHELL, SUFFIX, SNAPSHOT, REFS, TERMINAL, CHMOD, then the module's argv.  Run the module
     through the runner as the command ``SHELL -c '[NAME=VALUE...] PYTHON [SCRIPT]SUFFIX'`` would
@@ -436,35 +484,15 @@ def start_module(conn, fields):
     shape on this connection) and three new pipes, or with TERMINAL (``1``) a new terminal with
     the snapshot's settings, as sshd makes for ``ssh -tt``, its name in ``SSH_TTY``; CHMOD
     names files (separated by NUL) to ``chmod u+rwx`` first, as the module's command would,
-    declining if that fails; answer
-    ``0`` once the runner started it (its output and
-    exit status follow as frames, ``_Relay``) or ``1`` and why not (nothing ran).  REFS are
+    declining if that fails; answer ``0`` once the runner started it (its output and exit
+    status follow as frames, ``_Relay``) or ``1`` and why not (nothing ran).  REFS are
     the SHA-256 digests (32 bytes each) of the kept zip members its standard input names
     (``_Relay``): one this keeper does not hold declines it.  True: the connection is the
     relay's."""
     import socket
 
     try:
-        if len(fields) < 7:
-            raise _Declined("a request without a module")
-        shell, suffix, refs, argv = os.fsdecode(fields[0]), os.fsdecode(fields[1]), fields[3], fields[6:]
-        terminal = fields[4] == b"1"
-        if any(refs[at:at + 32] not in _MEMBERS for at in range(0, len(refs), 32)):
-            raise _Declined(NOT_KEPT)
-        if not shell.startswith("/") or os.path.basename(os.path.realpath(shell)) != "dash":
-            raise _Declined("a shell other than dash")
-        if os.path.basename(os.path.realpath(_login_shell())) not in ("bash", "dash"):
-            raise _Declined("a login shell other than bash or dash")
-        if len(_relays) >= RUNNER_LIMIT:
-            raise _Declined("too many modules running through the keeper")
-        cwd, middle, tail, settings = _snapshot_parts(fields[2])
-        if terminal and len(settings) < 32:
-            raise _Declined("no terminal in the process state")
-        for path in fields[5].split(b"\0") if fields[5] else ():  # chmod u+rwx PATH..., as the command's
-            try:
-                os.chmod(path, stat.S_IMODE(os.stat(path).st_mode) | 0o700)
-            except OSError as ex:
-                raise _Declined("chmod: " + (ex.strerror or type(ex).__name__)) from None
+        shell, suffix, argv, terminal, (cwd, middle, tail, settings) = _module_request(fields)
         runner = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     except _Declined as ex:
         conn.sendall(b"1" + _field(str(ex).encode("utf-8", "replace")))
@@ -490,22 +518,7 @@ def start_module(conn, fields):
                 read_end, write_end = os.pipe2(os.O_CLOEXEC)
                 theirs.insert(-1, write_end)
                 ours.append(read_end)
-        body = b"AAR1" + _strings(argv) + middle + (0).to_bytes(4, "little") + tail
-        try:
-            runner.connect(os.path.join(_RDIR[0], SOCKET))
-            request = len(body).to_bytes(4, "little") + body
-            fds = b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in theirs)
-            sent = runner.sendmsg([request], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
-            if sent < len(request):
-                runner.sendall(request[sent:])
-            head = _read_exactly(runner, 5)
-            reason = _read_exactly(runner, min(int.from_bytes(head[1:], "little"), 65536)) if head[:1] == b"R" else b""
-        except (OSError, EOFError) as ex:
-            raise _Declined("the runner did not answer: " + (getattr(ex, "strerror", None) or type(ex).__name__))
-        if head[:1] == b"R":
-            raise _Declined("the runner: " + reason.decode("utf-8", "replace"))
-        if head[:1] != b"S":
-            raise _Declined("the runner sent an invalid reply")
+        _hand_to_runner(runner, b"AAR1" + _strings(argv) + middle + (0).to_bytes(4, "little") + tail, theirs)
     except (_Declined, OSError) as ex:
         runner.close()
         for fd in set(ours + theirs) - {None}:

@@ -51,6 +51,18 @@ def _string(value: bytes) -> bytes:
     return _u32(len(value)) + value
 
 
+def recv_up_to(sock, size: int) -> bytes:
+    """``size`` bytes from ``sock``, or fewer if the stream ends first."""
+    chunks, need = [], size
+    while need:
+        chunk = sock.recv(need)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        need -= len(chunk)
+    return b"".join(chunks)
+
+
 class _Wire:
     """Packets on the control socket: ``u32 length`` then the body."""
 
@@ -62,14 +74,8 @@ class _Wire:
         self.sock.sendall(_u32(len(body)) + body)
 
     def _exactly(self, n: int) -> bytes | None:
-        chunks, need = [], n
-        while need:
-            chunk = self.sock.recv(need)
-            if not chunk:
-                return None
-            chunks.append(chunk)
-            need -= len(chunk)
-        return b"".join(chunks)
+        data = recv_up_to(self.sock, n)
+        return data if len(data) == n else None
 
     def receive(self) -> bytes | None:
         """The next packet's body, or None at end of stream."""

@@ -19,6 +19,12 @@ else or failed (``sleep`` not found, for one).  The keeper takes only a shell th
 under a login shell that is ``bash`` or ``dash``: what they print of a module killed by a signal
 names no pid or command, and the keeper has them print it (below).
 
+A module without pipelining has no input and its command asks for a terminal (``-tt``): the
+keeper then makes the kept ``chmod`` of the script first, and starts the module on a new
+terminal of its own with the settings and window size of the shape's process state (taken by
+commands with a terminal), named in ``SSH_TTY``; the worker's terminal is held in raw mode
+meanwhile and the ssh client's closing line written as the client writes it.
+
 The script on the module's standard input goes by its parts (``_by_parts``): the zip it carries
 in base64 as its headers and members, the members the keeper holds from an earlier module named
 by their SHA-256 digest; the keeper rebuilds the same bytes.
@@ -26,7 +32,7 @@ by their SHA-256 digest; the keeper rebuilds the same bytes.
 The seam is the ``Popen`` of the module's command in ansible-core's ``ssh`` connection
 (``ssh_client``): ansible-core's own ``exec_command``, its retries and its reading of the
 streams run as ever, on an object with ``Popen``'s interface.  Anything that declines before
-the keeper started the module (no forward, a declining keeper or runner, a terminal asked for)
+the keeper started the module (no forward, a declining keeper or runner, a chmod that failed)
 leaves the module to its SSH command, counted by reason; once the request is out, the module
 is never run again: a connection lost then ends it with status 255 and nothing more on standard
 error, as the ssh client's channel through a master that went away ends.
@@ -56,7 +62,6 @@ BY_PARTS_FILE = "keeper: a module's script written from its zip's parts"
 APART = "direct apart: "
 SUFFIXES = ("", " && sleep 0")  # ansible-core 2.21 and later; 2.19
 SHAPES = 16  # process states taken per runner, at most
-TIMEOUT = 30.0
 
 _planned = threading.local()
 NOT_KEPT = "a zip member not kept here"  # the keeper's words
@@ -382,28 +387,23 @@ class DirectRun(_ssh_mux.PopenLike):
     client holds its own; nothing is read from it (ansible-core sends nothing there)."""
 
     def __init__(self, entry: Planned, stdin, closing_line: bytes):
+        from . import ssh_keeper_steps
+
         local, fields = entry.local, entry.fields
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(TIMEOUT)
+        sock = ssh_keeper_steps.greeted(local)
+        if sock is None:
+            raise _ssh_mux.Refused("the keeper did not answer")
         try:
-            try:
-                sock.connect(local)
-                hello = _read(sock, 3)
-            except OSError:
-                hello = b""
-            if hello != b"A1\n":
-                raise _ssh_mux.Refused("the keeper did not answer")
-            sock.sendall(b"X" + bytes([len(fields)]) + b"".join(len(f).to_bytes(4, "little") + f for f in fields))
+            sock.sendall(ssh_keeper_steps.request_frame(b"X", fields))
             sock.settimeout(None)
             try:
-                head = _read(sock, 5)
-                value = _read(sock, int.from_bytes(head[1:5], "little")) if len(head) == 5 else b""
+                head, value = ssh_keeper_steps.read_answer(sock)
             except OSError:
                 head, value = b"", b""
         except BaseException:
             sock.close()
             raise
-        if head[:1] == b"1" and len(value) == int.from_bytes(head[1:5], "little"):
+        if head[:1] == b"1":
             sock.close()
             raise _ssh_mux.Refused("declined on the host: " + value.decode("utf-8", "replace"))
         super().__init__()
@@ -559,11 +559,3 @@ class _Relay:
         return None
 
 
-def _read(sock, size: int) -> bytes:
-    data = b""
-    while len(data) < size:
-        chunk = sock.recv(size - len(data))
-        if not chunk:
-            break
-        data += chunk
-    return data

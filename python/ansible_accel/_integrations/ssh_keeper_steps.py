@@ -37,7 +37,7 @@ import shlex
 import socket
 import subprocess
 
-from .. import _counters, _runner_remote
+from .. import _counters, _runner_remote, _ssh_mux
 from .._patches import switched_off
 from .ssh_steps import USER_HOME, plain_path, split_command
 
@@ -130,6 +130,37 @@ def _why_not(connection) -> str | None:
     return None
 
 
+def greeted(local: str) -> socket.socket | None:
+    """A connection to the keeper through the forward at ``local`` once the keeper greeted it
+    (timeouts of ``TIMEOUT``), or None."""
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.settimeout(TIMEOUT)
+    try:
+        conn.connect(local)
+        if _ssh_mux.recv_up_to(conn, 3) == b"A1\n":
+            return conn
+    except OSError:
+        pass
+    conn.close()
+    return None
+
+
+def request_frame(kind: bytes, fields: list[bytes]) -> bytes:
+    """A request to the keeper: its kind, how many fields, each field with its length."""
+    return kind + bytes([len(fields)]) + b"".join(len(f).to_bytes(4, "little") + f for f in fields)
+
+
+def read_answer(conn) -> tuple[bytes, bytes]:
+    """The keeper's answer (``0`` or ``1``, then a value), as (head, value); (b"", b"") when it
+    did not come whole.  Raises ``OSError`` as the socket does."""
+    head = _ssh_mux.recv_up_to(conn, 5)
+    if len(head) != 5:
+        return b"", b""
+    size = int.from_bytes(head[1:5], "little")
+    value = _ssh_mux.recv_up_to(conn, size)
+    return (head, value) if len(value) == size else (b"", b"")
+
+
 def _ask(connection, kind: bytes, fields: list[bytes]) -> bytes | None:
     """The keeper's value for one step, or None when it is not taken (counted); raises ``Lost``
     when the request went out and no answer came back."""
@@ -137,26 +168,18 @@ def _ask(connection, kind: bytes, fields: list[bytes]) -> bytes | None:
     if local is None:
         _counters.extra(PATH, APART + why)
         return None
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    conn.settimeout(TIMEOUT)
+    conn = greeted(local)
+    if conn is None:  # the keeper ended (its socket gone) or the forward did: nothing done
+        _forget(connection, local)
+        _counters.extra(PATH, APART + "the keeper did not answer")
+        return None
     try:
         try:
-            conn.connect(local)
-            hello = _read(conn, 3)
-        except OSError:
-            hello = b""
-        if hello != b"A1\n":  # the keeper ended (its socket gone) or the forward did: nothing done
-            _forget(connection, local)
-            _counters.extra(PATH, APART + "the keeper did not answer")
-            return None
-        request = kind + bytes([len(fields)]) + b"".join(len(f).to_bytes(4, "little") + f for f in fields)
-        try:
-            conn.sendall(request)
-            status = _read(conn, 5)
-            value = _read(conn, int.from_bytes(status[1:5], "little")) if len(status) == 5 else b""
+            conn.sendall(request_frame(kind, fields))
+            status, value = read_answer(conn)
         except OSError:
             status = b""
-        if len(status) != 5 or len(value) != int.from_bytes(status[1:5], "little") or status[:1] not in b"01":
+        if not status or status[:1] not in b"01":
             _forget(connection, local)
             raise Lost()
     finally:
@@ -165,16 +188,6 @@ def _ask(connection, kind: bytes, fields: list[bytes]) -> bytes | None:
         _counters.extra(PATH, APART + "declined on the host: " + value.decode("utf-8", "replace"))
         return None
     return value
-
-
-def _read(conn, size: int) -> bytes:
-    data = b""
-    while len(data) < size:
-        chunk = conn.recv(size - len(data))
-        if not chunk:
-            break
-        data += chunk
-    return data
 
 
 def _parse(shell, cmd: str):
