@@ -24,20 +24,44 @@ The connection and shell named by the host's variables are taken only when they 
 strings (a template is the worker's to render).  Counted as ``workers`` events:
 ``plugin lookups made before the fork`` once per task and connection, ``plugin lookups left to
 the workers: REASON`` otherwise.
+
+Filter and test plugins, once per controller at its first fork: a worker's first filter or test
+lookup (``JinjaPluginIntercept.__getitem__``, any name, Jinja's own included) has
+``Jinja2Loader._ensure_non_collection_wrappers`` import every file of every filter (or test)
+plugin directory through ``PluginLoader.all``, the user's directories first, then
+ansible-core's own; a name no file defines then goes on to ``ansible.builtin``'s package through
+the collection loader.  Only ansible-core's own part is done ahead: its plugin files imported
+under the module names ``all()`` gives them and put in the loader's module cache (keyed by
+path, which ``all()`` looks in before importing), and that package imported and listed.  The
+user's directories, their files and the wrappers built from them stay the worker's, so a user's
+plugin, even one named like a builtin, is imported by the worker, as without the accelerator,
+and never by the controller.  Left to the workers with debug logging, from ``-vv`` on and when
+Python warning options are set (``-W``, ``PYTHONWARNINGS``, ``-X dev``: an import could then
+show a warning each worker would have shown); switched off by ``ANSIBLE_ACCEL_WORKERS_JINJA=0``.
+Counted as ``filter and test plugins imported before the fork`` or ``filter and test plugins
+left to the workers: REASON``.
 """
 
 from __future__ import annotations
 
+import glob
+import importlib
 import os
+import pkgutil
+import sys
 import threading
 import typing as t
 
 from .. import _counters
+from .._patches import switched_off
 
 PATH = "workers"
 DONE = "plugin lookups made before the fork"
+JINJA_DONE = "filter and test plugins imported before the fork"
+JINJA_ENV = "ANSIBLE_ACCEL_WORKERS_JINJA"
 _CORE_COLLECTIONS = frozenset({"ansible.builtin", "ansible.legacy"})
 _seen: set[tuple] = set()
+_jinja_tried = False
 
 
 class _Printed(Exception):
@@ -108,7 +132,9 @@ def _core_file(path: t.Any, kind: str) -> bool:
 
 def before_worker_start(task: t.Any, task_vars: t.Any, play_context: t.Any) -> None:
     """In the controller, before it forks the worker of ``task``: the worker's plugin lookups,
-    once per task and connection."""
+    once per task and connection; at the first fork, also what its first filter or test lookup
+    imports of ansible-core's own."""
+    _jinja_plugins_once()
     try:
         action = _name(getattr(task, "action", None))
         collections = getattr(task, "collections", None)
@@ -125,20 +151,31 @@ def before_worker_start(task: t.Any, task_vars: t.Any, play_context: t.Any) -> N
     _seen.add(key)
     reason = _quiet_enough()
     if reason is None:
-        reason = _look_up(action, collections, connection, shell)
+        reason = _silently(_look_up, action, collections, connection, shell)
     _counters.extra(PATH, DONE if reason is None else f"plugin lookups left to the workers: {reason}")
 
 
-def _look_up(action: str | None, collections: tuple | None, connection: str | None, shell: str | None) -> str | None:
+def _jinja_plugins_once() -> None:
+    global _jinja_tried
+    if _jinja_tried:
+        return
+    _jinja_tried = True
+    if switched_off(JINJA_ENV) is not None:
+        return
+    reason = _quiet_enough() or ("Python warning options" if sys.warnoptions or sys.flags.dev_mode else None)
+    if reason is None:
+        reason = _silently(_jinja_plugins)
+    _counters.extra(PATH, JINJA_DONE if reason is None else f"filter and test plugins left to the workers: {reason}")
+
+
+def _silently(step: t.Callable[..., None], *args: t.Any) -> str | None:
+    """``step(loader, *args)`` with ``loader.display`` refusing to print; why it stopped, if it did."""
     from ansible.plugins import loader
 
     display = loader.display
     loader.display = _SilentDisplay(display)
     try:
-        if action is not None and (collections is None or set(collections) <= _CORE_COLLECTIONS):
-            _action_and_module(loader, action, list(collections) if collections is not None else None)
-        if connection is not None:
-            _connection_and_shell(loader, connection, shell)
+        step(loader, *args)
     except _Printed:
         return "a lookup prints"
     except Exception as ex:  # noqa: BLE001 - the worker looks it up again, as without the accelerator
@@ -146,6 +183,13 @@ def _look_up(action: str | None, collections: tuple | None, connection: str | No
     finally:
         loader.display = display
     return None
+
+
+def _look_up(loader: t.Any, action: str | None, collections: tuple | None, connection: str | None, shell: str | None) -> None:
+    if action is not None and (collections is None or set(collections) <= _CORE_COLLECTIONS):
+        _action_and_module(loader, action, list(collections) if collections is not None else None)
+    if connection is not None:
+        _connection_and_shell(loader, connection, shell)
 
 
 def _action_and_module(loader: t.Any, action: str, collections: list[str] | None) -> None:
@@ -175,3 +219,32 @@ def _connection_and_shell(loader: t.Any, connection: str, shell: str | None) -> 
     found = loader.shell_loader.find_plugin_with_context(shell)
     if found.resolved and _core_file(found.plugin_resolved_path, "shell"):
         loader.shell_loader.get(shell, class_only=True)
+
+
+def _jinja_plugins(loader: t.Any) -> None:
+    for plugins in (loader.filter_loader, loader.test_loader):
+        _core_jinja_files(loader, plugins)
+        _core_jinja_package(loader, plugins)
+
+
+def _core_jinja_files(loader: t.Any, plugins: t.Any) -> None:
+    """What the worker's ``PluginLoader.all()`` imports from ansible-core's own directories (the
+    ones it walks last, from ``_get_package_paths``): each file in the same order, under the same
+    module name, into the same cache entry."""
+    for directory in plugins._get_package_paths():
+        for path in sorted(glob.glob(os.path.join(directory, "*.py")), key=os.path.basename):
+            name = os.path.splitext(os.path.basename(path))[0]
+            if name == "__init__" or path in plugins._module_cache:
+                continue
+            context = loader.PluginLoadContext(plugins.type, plugins.package)
+            context.resolve_legacy(name, {name: loader.PluginPathContext(path, True)})
+            plugins._module_cache[path] = plugins._load_module_source(python_module_name=context._python_module_name, path=path)
+
+
+def _core_jinja_package(loader: t.Any, plugins: t.Any) -> None:
+    """What ``Jinja2Loader.get_with_context`` imports and lists for a name no plugin file defines:
+    ``ansible.builtin``'s package of the loader's type (ansible-core's own directory, through the
+    collection loader, which searches no collection path for ``ansible.builtin``)."""
+    reference = loader.AnsibleCollectionRef.from_fqcr(f"ansible.builtin.{plugins.type}", plugins.type)
+    package = importlib.import_module(reference.n_python_package_name)
+    list(pkgutil.iter_modules(package.__path__, prefix="ansible.builtin."))

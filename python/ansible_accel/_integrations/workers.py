@@ -18,7 +18,8 @@ worker computes again:
   servers): a worker's full collection then walks only what the worker made, instead of
   writing to (and so copying) every page of the heap it inherited;
 - the plugin lookups of each task's worker (its module, action, connection and shell plugins),
-  once per task (``_plugin_prewarm``).
+  once per task, and the imports of ansible-core's own filter and test plugins that a worker's
+  first filter or test lookup makes, once per controller (``_plugin_prewarm``).
 
 The seam is ``WorkerProcess.start`` in the controller.  Counters: ``native`` per worker started
 this way; ``events`` name what was computed ahead.
