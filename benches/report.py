@@ -47,7 +47,7 @@ def summary_text(results: dict) -> str:
     bad = sum(1 for r in results["rows"] if not r["equal"])
     lines.append(f"{len(results['rows'])} rows, {bad} with differing outputs")
     if targets.checked(results["rows"]):
-        lines += ["", "The issues' speed targets:", *targets.text(results["rows"])]
+        lines += ["", "Speed targets:", *targets.text(results["rows"])]
     e2e = results.get("e2e")
     if e2e:
         lines.append("")
@@ -81,12 +81,15 @@ def _memory(text: str | None) -> str:
 def markdown(results: dict, chart: str | None) -> str:
     m = results["machine"]
     envs = ", ".join(f"ansible-core {e['ansible_core']} on Python {e['python']}" for e in results["environments"])
+    accel = sorted({e["ansible_accel"] for e in results["environments"] if e.get("ansible_accel")})
+    if accel:
+        envs = f"ansible-accel {', '.join(accel)}; {envs}"
     load = ""
     if "load_average_start" in m:
         load = f"; load average {m['load_average_start'][0]} at the start, {m.get('load_average_end', ['?'])[0]} at the end"
     out = [
-        f"Run of {results['started']} ({'quick' if results['quick'] else 'full'}, {results['seconds']:.0f}s"
-        f"{', commit ' + results['commit'] if results.get('commit') else ''}): {m['cpus']} CPUs ({m.get('cpu_model') or m['machine']}), "
+        f"Run of {results['started']} ({'quick' if results['quick'] else 'full'}, {results['seconds']:.0f}s): "
+        f"{m['cpus']} CPUs ({m.get('cpu_model') or m['machine']}), "
         f"{_memory(m.get('memory'))}, {m['platform']}{load}. {envs}.",
         "",
         "Speed-up (pure-Python median ÷ native median) per hot path, over the rows that compare with ansible-core itself:",
@@ -97,7 +100,7 @@ def markdown(results: dict, chart: str | None) -> str:
     for group, core, count, low, mid, high in summary_by_path(results["rows"]):
         out.append(f"| {group} | {core} | {count} | {low:.1f}× | {mid:.1f}× | {high:.1f}× |")
     if targets.checked(results["rows"]):
-        out += ["", "The issues' speed targets, row by row (every row a target covers must reach it):", "",
+        out += ["", "Speed targets, row by row (every row a target covers must reach it):", "",
                 *targets.markdown(results["rows"])]
     if chart:
         out += ["", f"![speed-up per benchmark, log scale]({chart})"]

@@ -72,24 +72,17 @@ def _first_field(path: str, key: str) -> str | None:
     return None
 
 
-def git_commit() -> str | None:
-    try:
-        completed = subprocess.run(["git", "-C", SOURCE_ROOT, "rev-parse", "--short", "HEAD"],
-                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return completed.stdout.strip() or None
-
-
-def run_engine(python: str, engine: str, quick: bool, label: str) -> dict:
-    """One engine's benchmark in a fresh ``python``; its rows and errors (its table streams through)."""
+def run_engine(python: str, engine: str, quick: bool, label: str, check: bool = False) -> dict:
+    """One engine's benchmark in a fresh ``python``; its rows and errors.  Its table streams
+    through, unless ``check``: then its output (rows with times and ratios) is dropped, and only
+    what it writes to stderr (failures, tracebacks) is shown."""
     with tempfile.TemporaryDirectory(prefix="ansible-accel-bench-") as tmp:
         out = os.path.join(tmp, "rows.json")
         command = [python, "-m", "benches", "--json", out, *(["--quick"] if quick else []), engine]
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [SOURCE_ROOT, os.environ.get("PYTHONPATH")])))
         env.pop("ANSIBLE_ACCEL", None)  # the benchmarks switch paths on themselves
         started = time.perf_counter()
-        completed = subprocess.run(command, env=env, cwd=SOURCE_ROOT)
+        completed = subprocess.run(command, env=env, cwd=SOURCE_ROOT, stdout=subprocess.DEVNULL if check else None)
         elapsed = time.perf_counter() - started
         try:
             with open(out) as handle:
@@ -102,7 +95,8 @@ def run_engine(python: str, engine: str, quick: bool, label: str) -> dict:
     return result
 
 
-def run_all(pythons: list[str], extra: list[str], quick: bool, only: list[str]) -> tuple[list[dict], list[_harness.Row], dict]:
+def run_all(pythons: list[str], extra: list[str], quick: bool, only: list[str],
+            check: bool = False) -> tuple[list[dict], list[_harness.Row], dict]:
     environments = [describe(p) for p in pythons]
     extras = [describe(p) for p in extra]
     names = [e for e in engines() if not only or e in only]
@@ -116,19 +110,20 @@ def run_all(pythons: list[str], extra: list[str], quick: bool, only: list[str]) 
             step += 1
             label = f"{name} on ansible-core {env['ansible_core']} (Python {env['python']})"
             print(f"\n[{step}/{total}] {label}", flush=True)
-            result = run_engine(env["executable"], name, quick, label)
+            result = run_engine(env["executable"], name, quick, label, check)
             new = [_harness.Row.from_dict(r) for r in result["rows"]]
             if new:
                 no_rows.discard(name)
             rows.extend(new)
             errors.update({f"{k} ({env['ansible_core']})": v for k, v in result["errors"].items()})
-            print(f"[{step}/{total}] {name}: {len(new)} rows in {result['seconds']:.1f}s", flush=True)
+            took = "" if check else f" in {result['seconds']:.1f}s"
+            print(f"[{step}/{total}] {name}: {len(new)} rows{took}", flush=True)
     used_extras = []
     for env in extras:
         for name in sorted(no_rows):
             label = f"{name} on ansible-core {env['ansible_core']} (Python {env['python']})"
             print(f"\n[extra] {label}: no rows on {', '.join(e['ansible_core'] for e in environments)}", flush=True)
-            result = run_engine(env["executable"], name, quick, label)
+            result = run_engine(env["executable"], name, quick, label, check)
             new = [_harness.Row.from_dict(r) for r in result["rows"]]
             rows.extend(new)
             errors.update({f"{k} ({env['ansible_core']})": v for k, v in result["errors"].items()})
@@ -182,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     pythons = options.python or [sys.executable]
     started = datetime.datetime.now(datetime.timezone.utc)
     info = machine()
-    environments, rows, errors = run_all(pythons, options.extra_python, options.quick, options.only)
+    environments, rows, errors = run_all(pythons, options.extra_python, options.quick, options.only, options.check)
     e2e = run_e2e(options.e2e_python or pythons, options.quick) if options.e2e else None
     for path in options.e2e_json:
         with open(path) as handle:
@@ -199,7 +194,6 @@ def main(argv: list[str] | None = None) -> int:
         "started": started.isoformat(timespec="seconds"),
         "seconds": round((datetime.datetime.now(datetime.timezone.utc) - started).total_seconds(), 1),
         "quick": options.quick,
-        "commit": git_commit(),
         "machine": info,
         "environments": environments,
         "rows": [row.to_dict() for row in rows],

@@ -1,4 +1,4 @@
-"""The speed targets the issues set, checked against a run's rows.
+"""The speed targets set for the hot paths, checked against a run's rows.
 
 Each target names the rows it covers (a benchmark group and the start of the row names), and
 the least speed-up (pure-Python median ÷ native median) every such row must reach.  The table
@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Target:
-    issue: str
     what: str
     group: str
     prefixes: tuple[str, ...]
@@ -26,15 +25,15 @@ class Target:
 
 
 TARGETS = (
-    Target("#4", "`scan_imports` vs `compile()` + `ModuleDepFinder`", "finder", ("scan:",), 20),
-    Target("#4", "`recursive_finder` cold (fresh process, records on disk)", "finder", ("recursive_finder cold:",), 20),
-    Target("#4", "`recursive_finder` warm", "finder", ("recursive_finder warm:",), 100),
-    Target("#4", "`modify_module`", "finder", ("modify_module",), 10),
-    Target("#5", "`validate()`, real module specs (user, file, copy, uri)", "argspec",
+    Target("`scan_imports` vs `compile()` + `ModuleDepFinder`", "finder", ("scan:",), 20),
+    Target("`recursive_finder` cold (fresh process, records on disk)", "finder", ("recursive_finder cold:",), 20),
+    Target("`recursive_finder` warm", "finder", ("recursive_finder warm:",), 100),
+    Target("`modify_module`", "finder", ("modify_module",), 10),
+    Target("`validate()`, real module specs (user, file, copy, uri)", "argspec",
            ("validate real user", "validate real file", "validate real copy", "validate real uri"), 10),
-    Target("#5", "`validate()`, large nested spec (ec2_instance)", "argspec", ("validate real ec2_instance",), 20),
+    Target("`validate()`, large nested spec (ec2_instance)", "argspec", ("validate real ec2_instance",), 20),
     # 40 % less time is a ratio of 1 / 0.6.
-    Target("#6", "bytecode: module start-up ≥ 40 % less", "bytecode", ("module start-up on the target",), 1 / 0.6),
+    Target("bytecode: module start-up ≥ 40 % less", "bytecode", ("module start-up on the target",), 1 / 0.6),
 )
 
 
@@ -58,16 +57,16 @@ def _verdict(count: int, met: int) -> str:
 
 
 def text(rows: list[dict]) -> list[str]:
-    lines = [f"{'issue':<6} {'target':<62} {'ansible-core':<13} {'rows':>4} {'lowest':>8} {'median':>8}  verdict"]
+    lines = [f"{'target':<62} {'ansible-core':<13} {'rows':>4} {'lowest':>8} {'median':>8}  verdict"]
     for target, core, count, low, mid, met in checked(rows):
-        lines.append(f"{target.issue:<6} {target.what + f' ≥ {target.least:.3g}×':<62} {core:<13} {count:>4} "
+        lines.append(f"{target.what + f' ≥ {target.least:.3g}×':<62} {core:<13} {count:>4} "
                      f"{low:>7.1f}x {mid:>7.1f}x  {_verdict(count, met)}")
     return lines
 
 
 def markdown(rows: list[dict]) -> list[str]:
-    lines = ["| issue | target | ansible-core | rows | lowest | median | verdict |", "|---|---|---|---:|---:|---:|---|"]
+    lines = ["| target | ansible-core | rows | lowest | median | verdict |", "|---|---|---:|---:|---:|---|"]
     for target, core, count, low, mid, met in checked(rows):
-        lines.append(f"| {target.issue} | {target.what} ≥ {target.least:.3g}× | {core} | {count} | {low:.1f}× | {mid:.1f}× "
+        lines.append(f"| {target.what} ≥ {target.least:.3g}× | {core} | {count} | {low:.1f}× | {mid:.1f}× "
                      f"| {_verdict(count, met)} |")
     return lines

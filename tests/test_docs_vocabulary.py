@@ -1,10 +1,11 @@
-"""README.md and docs/**/*.md describe the package to its users, not how it was made.
+"""README.md, docs/**/*.md and the benchmark results the documentation links to
+(benches/results/*.md) describe the package to its users, not how it was made.
 
 The scan fails, naming ``file:line``, on what belongs in ``git log`` or ``CHANGELOG.md``
 (which is not scanned) rather than in the documentation:
 
 * references to tracker entries: ``#`` followed by digits, ``issue 4``, ``PR 12``;
-* the words "session" (but for the POSIX process sense, see ``ALLOWED``), "helper",
+* the words "session" (but for a process's session and an SSH session, see ``ALLOWED``), "helper",
   "subagent";
 * ``stop N``;
 * commit-hash-looking words outside fenced code blocks: 7 to 40 lowercase hex characters with
@@ -35,10 +36,11 @@ VOCABULARY = [
     ("'subagent'", re.compile(r"\bsub-?agents?\b", re.I)),
     ("'stop N'", re.compile(r"\bstop\s+#?\d+\b", re.I)),
 ]
-# Words that are the operating system's own vocabulary, removed before the scan: a process's
-# session (setsid(2)), which the runner path's documentation has to name.
+# Words that are the operating system's or a protocol's own vocabulary, removed before the scan:
+# a process's session (setsid(2)), which the runner path's documentation has to name, and an SSH
+# session (a session channel of the SSH connection protocol).
 ALLOWED = re.compile(
-    r"process group and session|sessions? of (?:their|its) own|session (?:leader|id)\b",
+    r"process group and session|sessions? of (?:their|its) own|session (?:leader|id)\b|\bSSH sessions?\b",
     re.I,
 )
 HEX_WORD = re.compile(r"(?<![\w])[0-9a-f]{7,40}(?![\w])")
@@ -50,11 +52,14 @@ HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
 
 
 def documents() -> list[Path]:
-    """README.md and every Markdown file under docs/."""
+    """README.md, every Markdown file under docs/, and the benchmark results in benches/results/."""
     found = [ROOT / "README.md"]
     docs = ROOT / "docs"
     if docs.is_dir():
         found.extend(sorted(docs.rglob("*.md")))
+    results = ROOT / "benches" / "results"
+    if results.is_dir():
+        found.extend(sorted(results.glob("*.md")))
     return found
 
 
@@ -145,6 +150,7 @@ def test_documents_are_found():
     names = {path.relative_to(ROOT).as_posix() for path in documents()}
     assert "README.md" in names
     assert any(name.startswith("docs/") for name in names)
+    assert "benches/results/results.md" in names
     assert "CHANGELOG.md" not in names
 
 
@@ -197,6 +203,7 @@ def test_scan_flags_every_kind_of_vocabulary():
 def test_scan_passes_ordinary_documentation():
     sample = """\
 Its process group and session are the runner's; workers lead groups in sessions of their own.
+A module run opens one SSH session through the master; 348 SSH sessions in all.
 Built for x86_64 with sha256 names, 1000000 secrets, 2026-12-01T14:29:16, `deadbeef`.
 See [the anchor](#the-runner), ratio 0.213, 855.4x, 0x7fffffff.
 

@@ -42,7 +42,7 @@ import tempfile
 import time
 
 from . import compare, summary, tree
-from .playbook_run import HERE, Run, accelerated, clean_environment, describe, environment_of, one_run, unavailable
+from .playbook_run import Run, accelerated, clean_environment, describe, environment_of, one_run, unavailable
 
 HOSTS = 20
 REPEATS = 3
@@ -268,21 +268,27 @@ def machine() -> dict:
             "load_average_start": list(os.getloadavg())}
 
 
-def commit_of_tree() -> str | None:
-    completed = subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"], stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, text=True)
-    return completed.stdout.strip() or None
+def accel_versions(pythons: list[str]) -> str | None:
+    """The ansible-accel version installed beside each interpreter, as one text ("0.1.0")."""
+    code = "from importlib import metadata\ntry: print(metadata.version('ansible-accel'))\nexcept Exception: print()"
+    found = []
+    for python in pythons:
+        version = subprocess.run([python, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                 text=True).stdout.strip()
+        if version and version not in found:
+            found.append(version)
+    return ", ".join(found) or None
 
 
 def run_for(pythons: list[str], quick: bool = False, repeats: int | None = None, hosts: int | None = None,
             profile_hosts: int = 5, keep: bool = False, only: list[str] | None = None,
             modes: tuple[str, ...] = summary.MODES, outputs: tuple[str | None, str | None] = (None, None),
-            commit: str | None = None, note: str | None = None, profile_only: bool = False) -> dict:
+            note: str | None = None, profile_only: bool = False) -> dict:
     repeats = repeats or (1 if quick else REPEATS)
     hosts = hosts or (2 if quick else HOSTS)
     began = time.perf_counter()
     report = {"started": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-              "commit": commit or commit_of_tree(), "note": note, "quick": quick, "repeats": repeats, "hosts": hosts,
+              "ansible_accel": accel_versions(pythons), "note": note, "quick": quick, "repeats": repeats, "hosts": hosts,
               "modes": list(modes), "machine": machine(), "finished": False, "runs": []}
     playbooks: list[Playbook] = []
     works: list[str] = []
@@ -386,7 +392,8 @@ def render(paths: list[str], profiles: str | None, json_path: str | None, markdo
 def _part(report: dict) -> str:
     runs = sum(len(p["sequence"]) for p in report["runs"])
     planned = report["repeats"] * sum(len(p.get("modes", report["modes"])) for p in report["runs"])
-    return (f"run of {report['started']} ({report.get('commit')}): {', '.join(p['playbook'] for p in report['runs'])}, "
+    accel = f"ansible-accel {report['ansible_accel']}" if report.get("ansible_accel") else "ansible-accel"
+    return (f"run of {report['started']} ({accel}): {', '.join(p['playbook'] for p in report['runs'])}, "
             f"{runs} of {planned} planned runs" + ("" if report.get("finished") else ", stopped before the end"))
 
 
@@ -404,7 +411,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--playbook", action="append", choices=("modules", "secrets"), help="only these playbooks")
     parser.add_argument("--json", help="write the report as JSON (rewritten after every run)")
     parser.add_argument("--markdown", help="write the report as markdown (rewritten after every run)")
-    parser.add_argument("--commit", help="the commit to name in the report (default: git rev-parse HEAD here)")
     parser.add_argument("--note", help="a paragraph for the top of the markdown report (what was measured, if unusual)")
     parser.add_argument("--profile-only", action="store_true", help="only the profile runs (--profile-hosts hosts)")
     parser.add_argument("--render", metavar="JSON", action="append",
@@ -416,7 +422,7 @@ def main(argv: list[str] | None = None) -> int:
     modes = tuple(m for m in summary.MODES if not options.mode or m in options.mode)
     result = run_for(options.python or [sys.executable], options.quick, options.repeats, options.hosts,
                      options.profile_hosts, options.keep, options.playbook, modes, (options.json, options.markdown),
-                     options.commit, options.note, options.profile_only)
+                     options.note, options.profile_only)
     print()
     for line in summary.text(result):
         print(line)

@@ -230,8 +230,15 @@ def table(report: dict) -> list[str]:
 
             def ratio(a, b):
                 return f"{a / b:.3f}" if a is not None and b else "-"
-            result = (f"{len(entry['reported'])} differences (reported)" if mode == "mitogen"
-                      else ("identical" if not entry["problems"].get(mode) else f"{len(entry['problems'][mode])} PROBLEMS"))
+            compared = any(r["mode"] == "off" for r in runs)  # results are compared with the first off run
+            if entry["problems"].get(mode):
+                result = f"{len(entry['problems'][mode])} PROBLEMS"
+            elif not compared or mode == "off":
+                result = "not compared (no off run)" if not compared else "identical"
+            elif mode == "mitogen":
+                result = f"{len(entry['reported'])} differences (reported)"
+            else:
+                result = "identical"
             hosts = "-" if m["hosts_cpu"] is None else f"{m['hosts_cpu']:.1f}"
             lines.append(f"{setting:<12} {LABELS[mode]:<16} {len(mine):>4} {m['wall']:>8.1f} {m['cpu']:>10.1f} "
                          f"{m['controller_cpu']:>10.1f} {hosts:>8} {ratio(m['cpu'], off.get('cpu')):>8} "

@@ -104,8 +104,8 @@ def markdown(report: dict) -> str:
     if report.get("parts"):
         when = f"Several runs (listed below{unfinished})"
     else:
-        commit = f", commit {report['commit']}" if report.get("commit") else ""
-        when = (f"Run of {report['started']}{commit} ({'quick' if report['quick'] else 'full'}, "
+        accel = f", ansible-accel {report['ansible_accel']}" if report.get("ansible_accel") else ""
+        when = (f"Run of {report['started']}{accel} ({'quick' if report['quick'] else 'full'}, "
                 f"{report.get('seconds', 0):.0f}s{'' if report.get('finished') else ' so far'}{unfinished})")
     cgroup = report.get("cgroup")
     out = [
