@@ -61,6 +61,7 @@ class _State:
     retarget_plan = ()
     current_zip = ""
     kept_modules = frozenset()  # the start-up modules and the preloaded ones
+    kept_fds = frozenset()  # descriptors the preload opened and left open (a child keeps them)
     dispositions = ()  # (signal, the runner's handler) for every signal a child may set
 
 
@@ -634,7 +635,7 @@ class _Child:
         os.close(self.go_fd)
         if go != b"g":
             os._exit(1)  # the runner ended before the client knew: never run the module
-        os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+        _close_all_but(_State.kept_fds.union((0, 1, 2)))
         _run_script(self.request)
 
     def _drop_runner(self):
@@ -1294,34 +1295,66 @@ def _rename(code, filename):
     return code.replace(co_filename=filename)
 
 
-_LAST_COMPILE = [None]  # (pathname, source, code) of the last compile
+_LAST_COMPILE = [None]  # (pathname, source, the other arguments, code) of the last quiet compile
 
 
-def _compile_once(compile_source, pathname, source):
+def _compile_counting(compile_source, pathname, source, more):
+    """The code ``compile_source`` makes, and how many warnings its compile showed (a
+    ``SyntaxWarning``: an invalid escape sequence from Python 3.12 on, ``return`` in ``finally``
+    from 3.14 on), counted as they are shown; None where that cannot be told (the ``warnings``
+    module not imported: the interpreter prints them itself)."""
+    warnings = sys.modules.get("warnings")
+    show = getattr(warnings, "_showwarnmsg", None)
+    if show is None:
+        return compile_source(pathname, source, *more), None
+    shown = [0]
+
+    def counted(message):
+        shown[0] += 1
+        return show(message)
+
+    warnings._showwarnmsg = counted
+    try:
+        code = compile_source(pathname, source, *more)
+    finally:
+        warnings._showwarnmsg = show
+    return code, shown[0]
+
+
+def _compile_noting(compile_source, pathname, source, more):
     """zipimport compiles a module's source twice as it imports it (for ``get_filename``, which
     drops the code, then for ``get_code``): the second compile of the same file and bytes in a
-    row gives the first's code object, which is what a new compile would make."""
+    row gives the first's code object, which is what a new compile would make, where the first
+    showed no warning (a fresh interpreter shows them at each compile).  Returns the code and
+    whether its compile showed none.  ``more``: the module's name, which zipimport passes on
+    from Python 3.15 on (``compile(module=...)``)."""
     last = _LAST_COMPILE[0]
-    if last is not None and last[0] == pathname and last[1] == source:
-        return last[2]
-    code = compile_source(pathname, source)
-    _LAST_COMPILE[0] = (pathname, source, code)
-    return code
+    if last is not None and last[0] == pathname and last[1] == source and last[2] == more:
+        return last[3], True
+    code, shown = _compile_counting(compile_source, pathname, source, more)
+    quiet = shown == 0
+    _LAST_COMPILE[0] = (pathname, source, more, code) if quiet else None
+    return code, quiet
 
 
-def _cached_compile(pathname, source):
+def _compile_once(compile_source, pathname, source, *more):
+    return _compile_noting(compile_source, pathname, source, more)[0]
+
+
+def _cached_compile(pathname, source, *more):
     prefix = _State.current_zip + "/"
     if not pathname.startswith(prefix):
-        return _compile_once(_ORIGINAL_COMPILE, pathname, source)
+        return _compile_once(_ORIGINAL_COMPILE, pathname, source, *more)
     member = pathname[len(prefix):]
     kept = _CODE.get(member)
     if kept is not None and kept[0] == source:
         return _rename(kept[1], pathname)
     last = _LAST_COMPILE[0]
-    if last is not None and last[0] == pathname and last[1] == source:
-        return last[2]
-    code = _compile_once(_ORIGINAL_COMPILE, pathname, source)
-    _report_code(member, source, code)
+    if last is not None and last[0] == pathname and last[1] == source and last[2] == more:
+        return last[3]
+    code, quiet = _compile_noting(_ORIGINAL_COMPILE, pathname, source, more)
+    if quiet:  # code whose compile shows warnings is never kept: each child compiles it, and shows them
+        _report_code(member, source, code)
     return code
 
 
@@ -1376,6 +1409,55 @@ def _keep_code(body):
         _CODE[member] = (source, code)
 
 
+# The runner's own inherited descriptors (lifeline, lock) are moved to this number and up before
+# the preload, which then opens its files at the numbers a fresh interpreter's imports would.
+_OWN_FDS_FROM = 64
+
+
+def _out_of_the_way(fd):
+    """``fd`` (one of the runner's own, 3 and up) moved to the first free number from
+    _OWN_FDS_FROM on; the number it has now where it cannot be moved (a lower limit)."""
+    import os
+
+    if fd < 3 or fd >= _OWN_FDS_FROM:
+        return fd
+    for target in range(_OWN_FDS_FROM, _OWN_FDS_FROM + 64):
+        try:
+            os.fstat(target)
+        except OSError:
+            break  # free
+    else:
+        return fd
+    try:
+        os.dup2(fd, target, inheritable=os.get_inheritable(fd))
+    except OSError:
+        return fd
+    os.close(fd)
+    return target
+
+
+def _open_fds(but):
+    """The descriptors open now, but ``but``: those the preload left open (Python 3.14's
+    ``_ctypes`` makes a closure as it is imported, and libffi keeps its own file open for its
+    trampolines from then on).  A fresh interpreter has them open from that import on."""
+    import os
+
+    try:
+        listed = [int(name) for name in os.listdir("/proc/self/fd")]
+    except (OSError, ValueError):
+        return frozenset()
+    found = set()
+    for fd in listed:
+        if fd in but:
+            continue
+        try:
+            os.fstat(fd)
+        except OSError:
+            continue  # the listing's own, closed by now
+        found.add(fd)
+    return frozenset(found)
+
+
 def _close_all_but(keep):
     """Close every inherited file descriptor but ``keep``: whatever started the runner, it
     must hold no other end of its lifeline (it would never see the lifeline end), nor anything
@@ -1423,7 +1505,9 @@ def main():
     import os
 
     socket_path, lifeline_fd, lock_fd, probe_path, log_path = sys.argv[1:6]
-    _close_all_but({0, 1, 2, int(lifeline_fd), int(lock_fd)})
+    lifeline_fd, lock_fd = int(lifeline_fd), int(lock_fd)
+    _close_all_but({0, 1, 2, lifeline_fd, lock_fd})
+    lifeline_fd, lock_fd = _out_of_the_way(lifeline_fd), _out_of_the_way(lock_fd)
     _State.interpreter = _own_argv0()
     _State.fallbacks_path = socket_path + ".fallbacks"
     _State.socket_path = socket_path
@@ -1432,9 +1516,11 @@ def main():
 
         global _ORIGINAL_COMPILE
         _ORIGINAL_COMPILE = zipimport._compile_source
-        zipimport._compile_source = lambda pathname, source: _compile_once(_ORIGINAL_COMPILE, pathname, source)
+        zipimport._compile_source = lambda pathname, source, *more: _compile_once(_ORIGINAL_COMPILE, pathname, source,
+                                                                                   *more)
         try:
             _preload(probe_path)
+            _State.kept_fds = _open_fds({0, 1, 2, lifeline_fd, lock_fd})
         finally:
             zipimport._compile_source = _ORIGINAL_COMPILE
             _LAST_COMPILE[0] = None
@@ -1458,7 +1544,7 @@ def main():
         for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGQUIT):
             signal.signal(sig, signal.SIG_IGN)
         os.chdir("/")
-        server = Server(socket_path, int(lifeline_fd), int(lock_fd), log_path)
+        server = Server(socket_path, lifeline_fd, lock_fd, log_path)
     except BaseException as ex:  # noqa: BLE001 - whatever stops the start stops the runner, said once
         _fail(socket_path, log_path, f"the runner could not start: {type(ex).__name__}: {ex}")
         raise SystemExit(3) from None

@@ -46,12 +46,37 @@ def sshd():
         server.stop()
 
 
+# Interpreters to put before the test environments' as the hosts' (paths, separated by ":"): a
+# run on hosts with Pythons the test bed lacks (3.14, 3.15: tests/ssh/_older.py).  Those the
+# ansible-core under test does not support on targets are left out; a path that is not there
+# fails the test.
+EXTRA_HOST_PYTHONS = [p for p in os.environ.get("ANSIBLE_ACCEL_TESTS_HOST_PYTHONS", "").split(os.pathsep) if p]
+
+
 @pytest.fixture(scope="session")
 def host_interpreters() -> list[str]:
-    """The hosts' interpreters: this environment's base Python first, then the other versions'."""
+    """The hosts' interpreters: this environment's base Python first, then the other versions'
+    (after those of ANSIBLE_ACCEL_TESTS_HOST_PYTHONS this ansible-core supports, where set)."""
     found = _sshd.interpreters()
     mine = os.path.realpath(os.path.join(os.path.dirname(sys.executable), f"python{sys.version_info[0]}.{sys.version_info[1]}"))
-    return [mine] + [path for version, path in sorted(found.items()) if path != mine]
+    return _extra_host_pythons() + [mine] + [path for version, path in sorted(found.items()) if path != mine]
+
+
+def _extra_host_pythons() -> list[str]:
+    import subprocess
+
+    from _older import target_versions
+
+    supported = target_versions()
+    chosen = []
+    for path in EXTRA_HOST_PYTHONS:
+        if not os.access(path, os.X_OK):
+            pytest.fail(f"ANSIBLE_ACCEL_TESTS_HOST_PYTHONS names {path}, which is not there")
+        done = subprocess.run([path, "-c", "import sys; print(sys.version_info[0], sys.version_info[1])"],
+                              capture_output=True, text=True, timeout=60, check=True)
+        if tuple(int(part) for part in done.stdout.split()) in supported:
+            chosen.append(path)
+    return chosen
 
 
 @pytest.fixture
