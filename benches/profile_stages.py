@@ -24,7 +24,8 @@ inside ``post_validate`` counts as templating, a plugin looked up while building
 payload building.  Each process writes its stages at its end (ansible-core ends the workers
 still exiting when the run ends: a few of the last may write nothing); the table sums them over
 the run and divides by the task-hosts (one worker each).  ``--render JSON`` prints the tables of
-an earlier run's ``--json`` file.
+an earlier run's ``--json`` file.  Each process also records its system CPU and minor page faults
+(``getrusage``; a worker's at its last Python line), printed under each kind's measured CPU.
 
 The run's own wrapper: ``python profile_stages.py --inner OUTDIR INTERVAL WORKER_INTERVAL SCRIPT
 ARGS...`` runs the ansible console script ``SCRIPT`` in this process, sampled, and its workers
@@ -324,7 +325,7 @@ def _sample_worker(directory: str, interval: float) -> None:
         except Exception as ex:  # noqa: BLE001 - the record says so
             problem = f"{type(ex).__name__}: {ex}"
         sampler.own += time.thread_time() - entered
-        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        children, usage = resource.getrusage(resource.RUSAGE_CHILDREN), resource.getrusage(resource.RUSAGE_SELF)
         process = multiprocessing.current_process()
         try:
             task = f"{getattr(process, '_host', '?')}/{getattr(process, '_task', '?')}"
@@ -332,6 +333,7 @@ def _sample_worker(directory: str, interval: float) -> None:
             task = f"? ({type(ex).__name__})"
         _write(os.path.join(directory, f"worker-{os.getpid()}-{time.monotonic_ns()}.json"),
                sampler.record(kind="worker", task=task, problem=problem, cpu=time.process_time(),
+                              system_cpu=usage.ru_stime, minor_faults=usage.ru_minflt,
                               children_cpu=children.ru_utime + children.ru_stime))
 
     multiprocessing.util.Finalize(None, finish, exitpriority=0)
@@ -368,6 +370,7 @@ def inner(argv: list[str]) -> None:
         usage, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
         _write(os.path.join(directory, "controller.json"),
                sampler.record(kind="controller", cpu=usage.ru_utime + usage.ru_stime, start_cpu=start_cpu,
+                              system_cpu=usage.ru_stime, minor_faults=usage.ru_minflt,
                               children_cpu=children.ru_utime + children.ru_stime))
 
     atexit.register(finish)
@@ -472,7 +475,7 @@ def aggregate(directory: str) -> dict:
     controller = _load(os.path.join(directory, "controller.json")) or {"stages": {}, "cpu": 0.0, "sampler_cpu": 0.0,
                                                                         "children_cpu": 0.0, "leaves": []}
     workers = {"stages": collections.Counter(), "cpu": 0.0, "sampler_cpu": 0.0, "children_cpu": 0.0, "count": 0,
-               "leaves": collections.Counter()}
+               "system_cpu": 0.0, "minor_faults": 0, "leaves": collections.Counter()}
     for name in os.listdir(directory):
         if not (name.startswith("worker-") and name.endswith(".json")):
             continue
@@ -483,12 +486,19 @@ def aggregate(directory: str) -> dict:
         workers["stages"].update(record["stages"])
         for key in ("cpu", "sampler_cpu", "children_cpu"):
             workers[key] += record[key]
+        for key in ("system_cpu", "minor_faults"):
+            workers[key] += record.get(key, 0)
         for *key, cpu in record["leaves"]:
             workers["leaves"][tuple(key)] += cpu
     workers["stages"] = dict(workers["stages"])
     workers["leaves"] = [[*key, cpu] for key, cpu in workers["leaves"].most_common(300)]
     return {"controller": controller, "workers": workers}
 
+
+# What the system CPU of each kind of process is mostly made of (its rusage: a worker's until its
+# last Python line, so not its exit).
+KERNEL_WORK = {"controller": "system CPU: forking the workers, page faults",
+               "workers": "system CPU until their last Python line: page faults, their own commands"}
 
 # Printed names of stages whose recorded names say less than they could.
 PRINTED = {EXIT_STAGE: "worker end: its exit, and what ran after the last sample (sampled every ~4 ms of CPU)",
@@ -523,6 +533,12 @@ def table(runs: list[dict], task_hosts: int) -> str:
         row(f"{kind}: sampled", [sum(run[kind]["stages"].values()) for run in runs], bold=True)
         row(f"{kind}: measured (process CPU)", [run[kind]["cpu"] for run in runs], bold=True)
         row(f"{kind}: of which the sampler itself", [run[kind]["sampler_cpu"] for run in runs])
+        row(f"{kind}: of which in the kernel ({KERNEL_WORK[kind]})", [run[kind].get("system_cpu", 0.0) for run in runs])
+        faults = [run[kind].get("minor_faults", 0) for run in runs]
+        cells = " | ".join(f"{count} | {count / task_hosts:.0f}" for count in faults)
+        if len(faults) == 2:
+            cells += f" | {faults[1] / faults[0]:.2f}" if faults[0] else " | -"
+        lines.append(f"| {kind}: minor page faults (count, per task-host) | {cells} |")
     row("modules (the processes the workers ran, runners)",
         [max(run["controller"]["children_cpu"] - run["workers"]["cpu"], 0.0) + run["outlived_cpu"] for run in runs])
     row("controller + workers, less the samplers",

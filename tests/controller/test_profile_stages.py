@@ -53,6 +53,7 @@ def test_a_small_run_adds_up_and_keeps_the_results(tmp_path):
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "Results: identical" in done.stdout and "| **controller: sampled** |" in done.stdout
+    assert "| workers: minor page faults (count, per task-host) |" in done.stdout
     (playbook,) = json.loads(report.read_text())
     assert playbook["task_hosts"] == 10 and not playbook["problems"]
     for run in playbook["runs"]:
@@ -61,6 +62,9 @@ def test_a_small_run_adds_up_and_keeps_the_results(tmp_path):
             sampled, measured = sum(run[kind]["stages"].values()), run[kind]["cpu"]
             # every bit of CPU is charged to a stage, or is the sampler's own
             assert abs(measured - sampled - run[kind]["sampler_cpu"]) < 0.15 * measured, (kind, sampled, measured)
+            # the kernel's share is part of the process CPU, and a forked process faults pages in
+            assert 0 < run[kind]["system_cpu"] <= measured + 0.01, (kind, run[kind]["system_cpu"], measured)
+            assert run[kind]["minor_faults"] > 0, kind
         # Samples land in the task's own stages, not only in a worker's start and end (a stage
         # of a few ms in all may get no sample of ~4 ms: any two of them will do).
         task_stages = ("connection/exec", "payload build", "templating", "plugin lookup and load", "post_validate",
