@@ -1,5 +1,9 @@
 //! Compiling an argument spec: the options and cross-option checks the native validator
 //! reproduces exactly, or the reason it leaves the spec to ansible-core.
+//!
+//! One file past the project's usual length on purpose: each field of the compiled spec sits
+//! beside the reading of the spec key that fills it, and the reason a key is left to
+//! ansible-core beside both.
 
 use std::collections::HashMap;
 

@@ -1,5 +1,8 @@
 //! One validation pass in the order `ArgumentSpecValidator.validate` makes it, so errors
 //! come out in the same order with the same messages.
+//!
+//! One file past the project's usual length on purpose: the pass's steps stay together, in
+//! the order they run, so that it reads against ansible-core's `validate()` step by step.
 
 use super::checks;
 use super::convert::convert;

@@ -13,6 +13,9 @@
 //! themselves when no fallback ran, else the copy `set_fallbacks` filled, which ansible-core's
 //! validate then replays rather than run the fallbacks again (`(reason, None, exception)`
 //! when `set_fallbacks` raised).
+//!
+//! One file past the project's usual length on purpose: one call's steps, from finding the
+//! compiled spec to the result's attributes, read in the order they run.
 
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU64, Ordering};

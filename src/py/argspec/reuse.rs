@@ -3,6 +3,10 @@
 //! object) and type checks return a value already of the type as it is; an option not given
 //! gets the spec's default object itself.  Reusing them is faithful and saves making equal
 //! objects again; every other value is made from the core's result.
+//!
+//! One file past the project's usual length on purpose: the rule for which object to keep
+//! serves every level of the parameters (the top level, sub-option dicts, defaults) and stays
+//! in one place.
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyList, PyString};
