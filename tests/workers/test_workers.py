@@ -71,3 +71,41 @@ def test_the_controllers_work_ahead_prints_nothing():
     events = eval(done.stdout)  # noqa: S307 - our own printed list
     assert "template lexer built before the fork" in events
     assert "module serialization profiles imported before the fork" in events
+
+
+_PROBES = '''
+import os, sys
+import ansible_accel, ansible_accel._counters as counters
+ansible_accel.install()
+import ansible_accel._integrations.workers as workers
+from ansible_accel import _native
+
+def probes_run_in_a_child():
+    """Whether the argspec layout probes (a short program, code named "<string>") run in a
+    process forked from this one when the native argspec path asks for them."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        seen = []
+        sys.setprofile(lambda frame, event, arg: seen.append(1)
+                       if event == "call" and frame.f_code.co_filename == "<string>" else None)
+        _native.argspec_quick_spec_check()
+        sys.setprofile(None)
+        os.write(write, b"1" if seen else b"0")
+        os._exit(0)
+    os.close(write)
+    answer = os.read(read, 1)
+    os.waitpid(pid, 0)
+    return answer == b"1"
+
+before = probes_run_in_a_child()
+workers._prewarm()
+events = counters.snapshot()["workers"].get("events", {})
+print(before, probes_run_in_a_child(), events.get("argspec layout probes made before the fork"))
+'''
+
+
+def test_workers_find_the_argspec_probes_made_by_the_controller():
+    done = subprocess.run([sys.executable, "-c", _PROBES], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert done.stdout.split() == ["True", "False", "1"], done.stdout

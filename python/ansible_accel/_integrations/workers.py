@@ -13,6 +13,9 @@ worker computes again:
   process; building it compiles its regular expressions);
 - the JSON serialization profiles that payload arguments and module results go through
   (imported on first use, so once in every worker);
+- the layout probes of the native ``argspec`` path (a short Python program run, dicts and lists
+  changed every way), which it makes at its first use in a process: in every worker that
+  validates an action's arguments (``debug``, ``assert``, ...);
 - the controller's heap is kept out of the worker's garbage collector (``gc.freeze()`` before the
   fork, ``gc.unfreeze()`` after it in the controller, as CPython documents for pre-fork
   servers): a worker's full collection then walks only what the worker made, instead of
@@ -73,7 +76,7 @@ def _prewarm() -> None:
     if _prewarmed:
         return
     _prewarmed = True
-    for step in (_result_field_mappings, _default_lexer, _serialization_profiles):
+    for step in (_result_field_mappings, _default_lexer, _serialization_profiles, _argspec_probes):
         try:
             done = step()
         except Exception:  # noqa: BLE001 - see the docstring
@@ -118,3 +121,12 @@ def _serialization_profiles() -> str | None:
     for name in names:
         importlib.import_module(name)
     return "module serialization profiles imported before the fork"
+
+
+def _argspec_probes() -> str | None:
+    from .. import _activation, _native
+
+    if not _activation.path_active("argspec"):
+        return None
+    _native.argspec_quick_spec_check()  # asks both probes, whose answers a fork inherits
+    return "argspec layout probes made before the fork"
