@@ -16,6 +16,9 @@ worker computes again:
 - the layout probes of the native ``argspec`` path (a short Python program run, dicts and lists
   changed every way), which it makes at its first use in a process: in every worker that
   validates an action's arguments (``debug``, ``assert``, ...);
+- the slot names pickling needs (``copyreg._slotnames``, kept on the class as
+  ``__slotnames__``) of the classes of what every worker pickles into its result (ansible-core's
+  task result, its pending changes, template engine and tagged types);
 - the controller's heap is kept out of the worker's garbage collector (``gc.freeze()`` before the
   fork, ``gc.unfreeze()`` after it in the controller, as CPython documents for pre-fork
   servers): a worker's full collection then walks only what the worker made, instead of
@@ -76,7 +79,7 @@ def _prewarm() -> None:
     if _prewarmed:
         return
     _prewarmed = True
-    for step in (_result_field_mappings, _default_lexer, _serialization_profiles, _argspec_probes):
+    for step in (_result_field_mappings, _default_lexer, _serialization_profiles, _argspec_probes, _slot_names):
         try:
             done = step()
         except Exception:  # noqa: BLE001 - see the docstring
@@ -130,3 +133,28 @@ def _argspec_probes() -> str | None:
         return None
     _native.argspec_quick_spec_check()  # asks both probes, whose answers a fork inherits
     return "argspec layout probes made before the fork"
+
+
+# The classes whose slot names every worker computed as it pickled its result (ansible-core
+# 2.19-2.22): looked up in the modules the controller has imported, never imported here.
+_PICKLED = {
+    "ansible._internal._task": ("PendingChanges", "UnifiedTaskResult"),
+    "ansible._internal._templating._engine": ("TemplateEngine",),
+}
+_TAGGED = "ansible.module_utils._internal._datatag"
+
+
+def _slot_names() -> str | None:
+    import copyreg
+    import sys
+
+    classes = [getattr(sys.modules.get(module), name, None) for module, names in _PICKLED.items() for name in names]
+    tagged = sys.modules.get(_TAGGED)
+    if tagged is not None:
+        classes += [value for name, value in sorted(vars(tagged).items()) if name.startswith("_AnsibleTagged")]
+    classes = [c for c in classes if isinstance(c, type) and "__slotnames__" not in vars(c)]
+    if not classes:
+        return None
+    for cls in classes:
+        copyreg._slotnames(cls)  # what pickling an instance computes first, kept on the class
+    return "slot names for pickling computed before the fork"
