@@ -15,17 +15,20 @@ from ansible.executor.process import worker
 run = worker.WorkerProcess._run
 
 def _run(self):
+    # Written at once: the controller may end a worker as soon as its result has arrived.
     computed = []
+    record = os.path.join(work, f"worker-{os.getpid()}.json")
+    def write():
+        with open(record, "w") as f:
+            json.dump(computed, f)
     slotnames = copyreg._slotnames
     def recording(cls):
         computed.append(cls.__qualname__)
+        write()
         return slotnames(cls)
     copyreg._slotnames = recording
-    try:
-        return run(self)
-    finally:
-        with open(os.path.join(work, f"worker-{os.getpid()}.json"), "w") as f:
-            json.dump(computed, f)
+    write()
+    return run(self)
 
 worker.WorkerProcess._run = _run
 if accel:
