@@ -39,8 +39,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 /// Whether a reused spec is proven unchanged by the dicts' version tags and the lists' items
-/// read in place rather than by a walk (see `snapshot`): for the tests, which change specs in
-/// place either way.
+/// read in place rather than by a walk (see `snapshot`). Asking runs both layout probes once per
+/// process: the controller asks before its first fork so that workers inherit the answers, and
+/// the tests ask to know which way a changed spec is caught.
 #[pyfunction]
 fn argspec_quick_spec_check(py: Python<'_>) -> bool {
     layout::version_tags_usable(py) && layout::list_layout_usable(py)
