@@ -159,3 +159,34 @@ def test_disabled_accelerator_makes_no_spool(tmp_path, ending):
     completed = owner(tmp_path, workers=1, ending=ending, ANSIBLE_ACCEL="0")
     assert completed.returncode == 0, completed.stderr
     assert spools(tmp_path) == []
+
+
+def test_a_worker_writes_its_counts_again_only_when_they_changed(tmp_path):
+    """A worker leaves its counts when it sends its result and again at its exit: the second
+    write is made only if it counted something in between, and the counts the owner adds up are
+    those of the last write."""
+    ending = """
+    records = []
+    for more in (0, 2):
+        pid = os.fork()
+        if pid == 0:
+            _counters.native("payload", 1)
+            _stats._write_spool()  # as at the result's send
+            path = os.path.join(_stats._spool, f"{os.getpid()}.json")
+            first = os.stat(path).st_ino
+            if more:
+                _counters.native("payload", more)
+            with open(os.path.join(_stats._spool, f"record-{os.getpid()}"), "w") as handle:
+                json.dump([more, first], handle)
+            sys.exit(0)  # the exit's write
+        os.waitpid(pid, 0)
+        with open(os.path.join(_stats._spool, f"record-{pid}")) as handle:
+            more, first = json.load(handle)
+        written = os.stat(os.path.join(_stats._spool, f"{pid}.json")).st_ino
+        records.append([more, written != first])
+    print(json.dumps(records), flush=True)
+    """
+    completed = owner(tmp_path, ending=ending)
+    assert completed.returncode == 0, completed.stderr
+    assert json.loads(completed.stdout) == [[0, False], [2, True]]
+    assert stats(tmp_path)["run"]["paths"]["payload"]["native"] >= 1 + 3

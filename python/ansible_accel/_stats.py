@@ -41,6 +41,7 @@ _target: str | None = None
 _report: t.Callable[[], dict] | None = None
 _workers_hooked = False
 _send_hook: list[_patches.Applied] = []  # the result-send hook, while applied
+_written: tuple[int, bytes] | None = None  # (pid, counts) this process last left in the spool
 
 
 class _AfterFork:
@@ -142,7 +143,10 @@ def _write_spool() -> None:
         return
     if not _alive(_owner_pid):
         return  # nobody left to read it, and nobody to remove it
+    global _written
     data = json.dumps(_counters.snapshot()).encode()
+    if _written == (os.getpid(), data):
+        return  # at exit, nothing counted since the result was sent
     path = os.path.join(_spool, f"{os.getpid()}.json")
     try:
         _make_spool()
@@ -150,6 +154,7 @@ def _write_spool() -> None:
         with open(fd, "wb") as handle:
             handle.write(data)
         os.replace(path + ".tmp", path)
+        _written = (os.getpid(), data)
     except OSError:
         pass  # counters are advisory; never fail a worker over them
 
