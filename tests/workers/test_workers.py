@@ -74,11 +74,7 @@ def test_the_controllers_work_ahead_prints_nothing():
 
 
 _PROBES = '''
-import os, sys, warnings
-# The install's pre-warm thread is joined before each fork, but may not have left the kernel's
-# thread count yet: Python 3.12 then warns about forking a multi-threaded process (from this
-# program's __main__, so the warning shows); it has nothing to do with the probes.
-warnings.filterwarnings("ignore", message=r"This process \\(pid=\\d+\\) is multi-threaded", category=DeprecationWarning)
+import os, sys
 import ansible_accel, ansible_accel._counters as counters
 ansible_accel.install()
 import ansible_accel._integrations.workers as workers

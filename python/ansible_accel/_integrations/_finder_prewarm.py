@@ -7,8 +7,8 @@ Every module needs ansible-core's module_utils, so the controller scans them onc
 when the second worker whose task may build a payload is about to fork (the ``workers`` path
 asks; a task of an action that runs no module, such as ``debug`` or ``set_fact``, does not
 count), so a run without modules, or with one, pays nothing for it.  Without the ``workers`` path, the
-first fork starts it.  A fork waits for the thread to finish first, so no worker is forked
-from a process with a scan in flight.
+first fork starts it.  A fork waits for the thread to finish and leave the process first, so
+no worker is forked from a process with a scan in flight, or with a second thread at all.
 """
 
 from __future__ import annotations
@@ -160,10 +160,33 @@ def _start_pending() -> None:
     _prewarm_thread.start()
 
 
+# How long a fork waits, at most, for the finished pre-warm thread to leave the process.
+THREAD_EXIT_WAIT = 1.0
+
+
 def _join() -> None:
+    global _prewarm_thread
     thread = _prewarm_thread
     if thread is not None and thread is not threading.current_thread():
         thread.join()
+        _gone_from_the_kernel(thread.native_id)
+        if _prewarm_thread is thread:
+            _prewarm_thread = None  # joined and gone: the next fork has nothing to wait for
+
+
+def _gone_from_the_kernel(native_id: int | None) -> None:
+    """Wait until a joined thread has left the process's kernel thread list (Linux): ``join``
+    returns once the thread's Python work is done, a little before the system thread ends, and
+    a fork in between is a fork of a process with two threads (Python 3.12 and later warn about
+    it, and count threads that way)."""
+    if native_id is None or not os.path.isdir("/proc/self/task"):
+        return
+    import time
+
+    task = f"/proc/self/task/{native_id}"
+    deadline = time.monotonic() + THREAD_EXIT_WAIT
+    while os.path.exists(task) and time.monotonic() < deadline:
+        time.sleep(0.0002)
 
 
 def wait_for_prewarm() -> None:
